@@ -1,0 +1,102 @@
+# dmcrypt — userspace dm-crypt as an nbdkit plugin.
+#
+#   make            plugin/nbdkit-dmcrypt-plugin.so and tools/
+#   make check      install missing Debian packages (as root), build, test
+#   make demo       make a LUKS2 demo image, serve it, write and read it
+#   make install    put the plugin in nbdkit's plugin directory
+#   make bench      benchmarks against the unencrypted export and peers
+
+CC       ?= gcc
+CFLAGS   ?= -O2 -g
+SANFLAGS ?=
+PKGS      = nbdkit libcryptsetup libcrypto json-c
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs libcryptsetup libcrypto json-c 2>/dev/null)
+NBD_CFLAGS := $(shell pkg-config --cflags libnbd 2>/dev/null)
+NBD_LIBS   := $(shell pkg-config --libs libnbd 2>/dev/null)
+ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \
+             -D_GNU_SOURCE $(PKG_CFLAGS) $(CFLAGS) $(SANFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -pthread
+
+CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c \
+                               scheduler/*.c luks/*.c))
+CORE_OBJS  = $(CORE_SRCS:.c=.o)
+CORE_LIB   = common/libdmcore.a
+PLUGIN_SRCS = $(sort $(wildcard plugin/*.c))
+PLUGIN     = plugin/nbdkit-dmcrypt-plugin.so
+STUBS      = tests/nbdkit-stubs.o
+
+UNIT_SRCS  = $(sort $(wildcard tests/unit/test-*.c))
+UNIT_BINS  = $(UNIT_SRCS:.c=)
+TOOL_SRCS  = $(sort $(wildcard tools/*.c))
+TOOL_BINS  = $(TOOL_SRCS:.c=)
+
+PLUGINDIR := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+MANDIR    ?= /usr/share/man
+
+.PHONY: all check check-unit demo install bench deps clean check-asan \
+        check-tsan man
+
+all: $(PLUGIN) $(TOOL_BINS) $(UNIT_BINS) man
+
+%.o: %.c $(wildcard */*.h)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(CORE_LIB): $(CORE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_SRCS:.c=.o) $(CORE_LIB) \
+	  $(LDLIBS_ALL)
+
+tests/unit/test-%: tests/unit/test-%.c $(CORE_LIB) $(STUBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) $(LDLIBS_ALL)
+
+tools/%: tools/%.c $(CORE_LIB) $(STUBS)
+	$(CC) $(ALL_CFLAGS) $(NBD_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) \
+	  $(LDLIBS_ALL) $(NBD_LIBS)
+
+man: plugin/nbdkit-dmcrypt-plugin.1
+
+plugin/nbdkit-dmcrypt-plugin.1: plugin/nbdkit-dmcrypt-plugin.pod
+	pod2man --section=1 --center="nbdkit" --release="dmcrypt" \
+	  --name=nbdkit-dmcrypt-plugin $< > $@
+
+deps:
+	@tools/install-deps.sh
+
+check: deps
+	$(MAKE) all
+	@tests/run-tests.sh
+
+check-unit: all
+	@tests/run-tests.sh unit
+
+check-asan: deps
+	$(MAKE) clean
+	$(MAKE) all CFLAGS="-O1 -g" \
+	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer"
+	@DMCRYPT_SANITIZER=asan tests/run-tests.sh
+
+check-tsan: deps
+	$(MAKE) clean
+	$(MAKE) all CFLAGS="-O1 -g" SANFLAGS="-fsanitize=thread"
+	@DMCRYPT_SANITIZER=tsan tests/run-tests.sh
+
+demo: deps
+	$(MAKE) all
+	@tools/demo.sh
+
+bench: deps
+	$(MAKE) all
+	@tools/bench.sh
+
+install: $(PLUGIN)
+	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/
+	install -m 0644 plugin/nbdkit-dmcrypt-plugin.1 $(DESTDIR)$(MANDIR)/man1/
+	for t in $(TOOL_BINS); do install -m 0755 $$t $(DESTDIR)/usr/local/bin/; done
+
+clean:
+	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
+	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1

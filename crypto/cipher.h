@@ -1,0 +1,54 @@
+/* Sector encryption as dm-crypt does it: a cipher spec in dm-crypt's
+ * grammar ("aes-xts-plain64", "aes-cbc-essiv:sha256", "capi:xts(aes)-plain64")
+ * keyed once, then any run of encryption sectors encrypted or decrypted
+ * with the IV that the kernel would use for each of them.
+ *
+ * Units: every "sector" argument counts 512-byte sectors from the start of
+ * the mapping (the dm target's own sector numbers); sizes are in bytes. */
+#ifndef DMCRYPT_CIPHER_H
+#define DMCRYPT_CIPHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sector_cipher;
+
+struct sector_cipher_params
+{
+  const char *spec;          /* dm-crypt cipher spec, as in a table */
+  const uint8_t *key;        /* volume key bytes (copied) */
+  size_t key_size;           /* bytes */
+  unsigned sector_size;      /* encryption sector size, bytes: 512..4096 */
+  uint64_t iv_offset;        /* 512-byte sectors added to every IV sector */
+  bool iv_large_sectors;     /* IV counts sector_size units, not 512 */
+};
+
+/* Parses and checks SPEC against KEY_SIZE without keying anything.
+ * Returns 0, or -1 after nbdkit_error with a one-line reason such as
+ * "unsupported cipher: serpent" or "aes-xts needs a 32 or 64 byte key". */
+int sector_cipher_check_spec (const char *spec, size_t key_size);
+
+/* Keys the cipher once.  Returns NULL after nbdkit_error on failure. */
+struct sector_cipher *sector_cipher_new (const struct sector_cipher_params *p);
+
+/* Wipes and frees the cipher and every per-thread context made from it.
+ * No thread may be inside encrypt/decrypt at the time. */
+void sector_cipher_free (struct sector_cipher *c);
+
+/* Encrypt or decrypt NBYTES (a multiple of the sector size) from SRC to
+ * DST (which may equal SRC).  SECTOR is the 512-byte sector number of the
+ * first encryption sector, relative to the start of the mapping, and must
+ * be a multiple of sector_size/512.  Thread-safe: each calling thread uses
+ * its own keyed OpenSSL contexts, made on first use by copying the
+ * already-expanded key schedule.  Returns 0, or -1 with errno set. */
+int sector_cipher_encrypt (struct sector_cipher *c, uint8_t *dst,
+                           const uint8_t *src, size_t nbytes,
+                           uint64_t sector);
+int sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
+                           const uint8_t *src, size_t nbytes,
+                           uint64_t sector);
+
+unsigned sector_cipher_sector_size (const struct sector_cipher *c);
+
+#endif /* DMCRYPT_CIPHER_H */

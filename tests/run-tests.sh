@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test and prints "N passed, N failed, N skipped" last.
+#   tests/run-tests.sh            all tests
+#   tests/run-tests.sh unit       unit tests only
+#   tests/run-tests.sh PATTERN    tests whose name contains PATTERN
+set -u
+cd "$(dirname "$0")/.." || exit 1
+filter=${1:-}
+pass=0 failn=0 skipn=0 failed=()
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-logs.XXXXXX")
+
+tests=()
+for t in tests/unit/test-*.c; do [ -e "$t" ] && tests+=("${t%.c}"); done
+if [ "$filter" != unit ]; then
+  for t in tests/test-*.sh; do [ -e "$t" ] && tests+=("$t"); done
+fi
+
+for t in "${tests[@]}"; do
+  name=$(basename "$t")
+  if [ -n "$filter" ] && [ "$filter" != unit ]; then
+    case "$name" in *"$filter"*) ;; *) continue ;; esac
+  fi
+  log="$logdir/$name.log"
+  start=$(date +%s)
+  if [ "${t##*.}" = sh ]; then
+    timeout 900 bash "$t" >"$log" 2>&1; rc=$?
+  else
+    timeout 600 "$t" >"$log" 2>&1; rc=$?
+  fi
+  secs=$(( $(date +%s) - start ))
+  case $rc in
+    0)  pass=$((pass+1)); printf 'PASS: %s (%ss)\n' "$name" "$secs" ;;
+    77) skipn=$((skipn+1))
+        printf 'SKIP: %s: %s\n' "$name" "$(grep -m1 '^SKIP:' "$log" | sed 's/^SKIP: //')" ;;
+    *)  failn=$((failn+1)); failed+=("$name")
+        printf 'FAIL: %s (exit %s, %ss)\n' "$name" "$rc" "$secs"
+        tail -n 25 "$log" | sed 's/^/    | /' ;;
+  esac
+done
+rm -rf "$logdir"
+if [ $skipn -gt 0 ]; then
+  echo "$pass passed, $failn failed, $skipn skipped"
+else
+  echo "$pass passed, $failn failed"
+fi
+[ $failn -eq 0 ]
