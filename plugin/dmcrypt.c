@@ -1,0 +1,240 @@
+/* nbdkit glue: callbacks named dmcrypt_<callback> that hand requests to
+ * the engine.  Everything about formats and crypto lives in the engine
+ * folders; this file only speaks nbdkit. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+#include <openssl/opensslv.h>
+
+#include "dmcrypt.h"
+
+#define DMCRYPT_VERSION "0.1"
+
+/* Open NBD connections: dmsetup's "Open count". */
+static atomic_uint open_count;
+/* The live table's read-only flag (dmsetup create --readonly). */
+static atomic_bool live_readonly;
+
+static void
+dmcrypt_unload (void)
+{
+  volume_close ();
+  dmcrypt_params_free ();
+}
+
+static void
+dmcrypt_dump_plugin (void)
+{
+  printf ("dmcrypt_version=%s\n", DMCRYPT_VERSION);
+  printf ("dmcrypt_openssl=%s\n", OPENSSL_VERSION_TEXT);
+  printf ("dmcrypt_schedulers=sorted fifo\n");
+}
+
+static int
+dmcrypt_config_complete (void)
+{
+  if (volume_open () == -1)
+    return -1;
+  atomic_store (&live_readonly, params.readonly);
+  return 0;
+}
+
+static int
+dmcrypt_after_fork (void)
+{
+  return engine_start (volume.engine);
+}
+
+static void *
+dmcrypt_open (int readonly)
+{
+  static int handle;
+
+  (void) readonly;
+  atomic_fetch_add (&open_count, 1);
+  return &handle;
+}
+
+static void
+dmcrypt_close (void *handle)
+{
+  (void) handle;
+  atomic_fetch_sub (&open_count, 1);
+}
+
+static int64_t
+dmcrypt_get_size (void *handle)
+{
+  (void) handle;
+  return volume.size;
+}
+
+static int
+dmcrypt_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                    uint32_t *maximum)
+{
+  unsigned ss = volume.table.sector_size;
+
+  (void) handle;
+  *minimum = ss;
+  *preferred = ss > 4096 ? ss : 4096;
+  *maximum = 0xffffffff;
+  return 0;
+}
+
+static int
+dmcrypt_can_write (void *handle)
+{
+  (void) handle;
+  return !atomic_load (&live_readonly);
+}
+
+static int
+dmcrypt_can_flush (void *handle)
+{
+  (void) handle;
+  return 1;
+}
+
+static int
+dmcrypt_can_fua (void *handle)
+{
+  (void) handle;
+  return NBDKIT_FUA_NATIVE;
+}
+
+static int
+dmcrypt_can_trim (void *handle)
+{
+  (void) handle;
+  return (volume.table.flags & CT_ALLOW_DISCARDS) != 0;
+}
+
+static int
+dmcrypt_can_zero (void *handle)
+{
+  (void) handle;
+  return 1;
+}
+
+static int
+dmcrypt_can_multi_conn (void *handle)
+{
+  /* Every connection shares one engine and one backend, and a flush
+   * syncs the whole backend, so multi-conn is safe. */
+  (void) handle;
+  return 1;
+}
+
+/* Writes on a connection opened while the table was read-write fail
+ * once a read-only table is live, as on the kernel. */
+static int
+refuse_if_readonly (void)
+{
+  if (atomic_load (&live_readonly)) {
+    nbdkit_set_error (EROFS);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+report (int r, const char *op)
+{
+  if (r == -1) {
+    int err = errno;
+    nbdkit_error ("%s: %s", op, strerror (err));
+    nbdkit_set_error (err);
+  }
+  return r;
+}
+
+static int
+dmcrypt_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+               uint32_t flags)
+{
+  (void) handle; (void) flags;
+  return report (engine_read (volume.engine, buf, count, offset), "pread");
+}
+
+static int
+dmcrypt_pwrite (void *handle, const void *buf, uint32_t count,
+                uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  if (refuse_if_readonly () == -1)
+    return -1;
+  return report (engine_write (volume.engine, buf, count, offset,
+                               flags & NBDKIT_FLAG_FUA), "pwrite");
+}
+
+static int
+dmcrypt_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  if (refuse_if_readonly () == -1)
+    return -1;
+  return report (engine_zero (volume.engine, count, offset,
+                              flags & NBDKIT_FLAG_FUA), "zero");
+}
+
+static int
+dmcrypt_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  (void) handle;
+  if (refuse_if_readonly () == -1)
+    return -1;
+  if (!(volume.table.flags & CT_ALLOW_DISCARDS)) {
+    nbdkit_set_error (EOPNOTSUPP);
+    return -1;
+  }
+  return report (engine_trim (volume.engine, count, offset,
+                              flags & NBDKIT_FLAG_FUA), "trim");
+}
+
+static int
+dmcrypt_flush (void *handle, uint32_t flags)
+{
+  (void) handle; (void) flags;
+  return report (engine_flush (volume.engine), "flush");
+}
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+static struct nbdkit_plugin plugin = {
+  .name              = "dmcrypt",
+  .version           = DMCRYPT_VERSION,
+  .longname          = "nbdkit userspace dm-crypt plugin",
+  .description       = "Serves the plaintext of LUKS1, LUKS2 and plain "
+                       "dm-crypt images",
+  .unload            = dmcrypt_unload,
+  .config            = dmcrypt_config,
+  .config_complete   = dmcrypt_config_complete,
+  .config_help       = dmcrypt_config_help,
+  .magic_config_key  = "file",
+  .dump_plugin       = dmcrypt_dump_plugin,
+  .after_fork        = dmcrypt_after_fork,
+  .open              = dmcrypt_open,
+  .close             = dmcrypt_close,
+  .get_size          = dmcrypt_get_size,
+  .block_size        = dmcrypt_block_size,
+  .can_write         = dmcrypt_can_write,
+  .can_flush         = dmcrypt_can_flush,
+  .can_fua           = dmcrypt_can_fua,
+  .can_trim          = dmcrypt_can_trim,
+  .can_zero          = dmcrypt_can_zero,
+  .can_multi_conn    = dmcrypt_can_multi_conn,
+  .pread             = dmcrypt_pread,
+  .pwrite            = dmcrypt_pwrite,
+  .zero              = dmcrypt_zero,
+  .trim              = dmcrypt_trim,
+  .flush             = dmcrypt_flush,
+  .errno_is_preserved = 0,
+};
+
+NBDKIT_REGISTER_PLUGIN (plugin)
