@@ -64,7 +64,8 @@ key_param_parse (const char *value)
       digits++;
   }
   if (hex_decode (digits, &params.key, &params.key_size) == -1) {
-    nbdkit_error ("key: not an even number of hex digits");
+    nbdkit_error ("key: %s", errno == ENOMEM ? strerror (errno)
+                  : "not hex digits, two per key byte");
     goto out;
   }
   r = 0;

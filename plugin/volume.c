@@ -218,7 +218,7 @@ volume_open (void)
       || make_table (plain) == -1)
     return -1;
   apply_flag_params ();
-  if (crypt_table_validate (&volume.table) == -1 || check_size () == -1)
+  if (check_size () == -1 || crypt_table_validate (&volume.table) == -1)
     return -1;
   if (volume.backend->readonly)
     params.readonly = true;
