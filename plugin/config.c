@@ -10,6 +10,7 @@
 #include "dmcrypt.h"
 
 struct dmcrypt_params params = { .key_slot = -1,
+  .caller_crypt = TRI_UNSET,
   .flag = { TRI_UNSET, TRI_UNSET, TRI_UNSET, TRI_UNSET, TRI_UNSET,
             TRI_UNSET, TRI_UNSET } };
 
@@ -35,10 +36,14 @@ const char dmcrypt_config_help[] =
   "no-write-workqueue=<BOOL> Encrypt and write in the calling thread.\n"
   "iv-large-sectors=<BOOL>   IVs count encryption sectors, not 512 bytes.\n"
   "high-priority=<BOOL>   Raise worker and writer thread priority.\n"
+  "min-block-size=<N> Minimum block size advertised (default: the\n"
+  "                    encryption sector size; 1 for clients like nbdfuse).\n"
   "workers=<N>         Crypto worker threads (default: online CPUs).\n"
   "scheduler=sorted|fifo  Write-out ordering policy.\n"
   "max-read-size=<SIZE>   Largest read chunk (default 128K).\n"
   "max-write-size=<SIZE>  Largest write chunk (default 128K).\n"
+  "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n"
+  "caller-crypt=<BOOL>    Request thread crypts too (default true).\n"
   "trace=<FILENAME>    Append blkparse-style backend IO events.\n"
   "control=<SOCKET>    Control socket for dmcryptctl.\n"
   "name=<NAME>         Volume name for dmcryptctl.\n"
@@ -155,8 +160,12 @@ dmcrypt_config (const char *key, const char *value)
     return set_string (&params.keyfile, key, value);
   else if (strcmp (key, "cipher") == 0)
     return set_string (&params.cipher, key, value);
-  else if (strcmp (key, "scheduler") == 0)
+  else if (strcmp (key, "scheduler") == 0) {
+    /* The last one wins, so a test harness can force a policy. */
+    free (params.scheduler);
+    params.scheduler = NULL;
     return set_string (&params.scheduler, key, value);
+  }
   else if (strcmp (key, "trace") == 0)
     return set_string (&params.trace, key, value);
   else if (strcmp (key, "control") == 0)
@@ -186,6 +195,14 @@ dmcrypt_config (const char *key, const char *value)
     return set_size (key, value, &params.max_read_size);
   else if (strcmp (key, "max-write-size") == 0)
     return set_size (key, value, &params.max_write_size);
+  else if (strcmp (key, "max-inflight") == 0)
+    return set_size (key, value, &params.max_inflight);
+  else if (strcmp (key, "caller-crypt") == 0) {
+    if ((b = nbdkit_parse_bool (value)) == -1)
+      return -1;
+    params.caller_crypt = b ? TRI_TRUE : TRI_FALSE;
+    return 0;
+  }
   else
     return config_numeric (key, value);
 }
@@ -211,6 +228,17 @@ config_numeric (const char *key, const char *value)
   else if (strcmp (key, "sector-size") == 0) {
     if (nbdkit_parse_unsigned (key, value, &params.sector_size) == -1)
       return -1;
+    return 0;
+  }
+  else if (strcmp (key, "min-block-size") == 0) {
+    if (nbdkit_parse_unsigned (key, value, &params.min_block_size) == -1)
+      return -1;
+    if (params.min_block_size == 0 || params.min_block_size > 4096
+        || (params.min_block_size & (params.min_block_size - 1))) {
+      nbdkit_error ("min-block-size: must be a power of two from 1 "
+                    "to 4096");
+      return -1;
+    }
     return 0;
   }
   else if (strcmp (key, "workers") == 0) {

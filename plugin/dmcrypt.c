@@ -15,6 +15,11 @@
 
 #define DMCRYPT_VERSION "0.1"
 
+/* Engine tracing in nbdkit's debug log (needs -v). */
+NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;     /* -D dmcrypt.queue=1 */
+NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;  /* -D dmcrypt.writeout=1 */
+NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;   /* -D dmcrypt.workers=1 */
+
 /* Open NBD connections: dmsetup's "Open count". */
 static atomic_uint open_count;
 /* The live table's read-only flag (dmsetup create --readonly). */
@@ -32,7 +37,7 @@ dmcrypt_dump_plugin (void)
 {
   printf ("dmcrypt_version=%s\n", DMCRYPT_VERSION);
   printf ("dmcrypt_openssl=%s\n", OPENSSL_VERSION_TEXT);
-  printf ("dmcrypt_schedulers=sorted fifo\n");
+  printf ("dmcrypt_schedulers=%s\n", engine_policy_names ());
 }
 
 static int
@@ -40,8 +45,25 @@ dmcrypt_config_complete (void)
 {
   if (volume_open () == -1)
     return -1;
+  engine_set_debug (volume.engine,
+                    (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
+                    | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
+                    | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0));
   atomic_store (&live_readonly, params.readonly);
   return 0;
+}
+
+/* The engine's summary, once all connections are gone. */
+static void
+dmcrypt_cleanup (void)
+{
+  struct engine_stats st;
+  char line[1024];
+
+  if (volume.engine == NULL)
+    return;
+  engine_get_stats (volume.engine, &st);
+  nbdkit_debug ("stats: %s", engine_format_stats (&st, line, sizeof line));
 }
 
 static int
@@ -81,7 +103,7 @@ dmcrypt_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   unsigned ss = volume.table.sector_size;
 
   (void) handle;
-  *minimum = ss;
+  *minimum = params.min_block_size ? params.min_block_size : ss;
   *preferred = ss > 4096 ? ss : 4096;
   *maximum = 0xffffffff;
   return 0;
@@ -219,6 +241,7 @@ static struct nbdkit_plugin plugin = {
   .magic_config_key  = "file",
   .dump_plugin       = dmcrypt_dump_plugin,
   .after_fork        = dmcrypt_after_fork,
+  .cleanup           = dmcrypt_cleanup,
   .open              = dmcrypt_open,
   .close             = dmcrypt_close,
   .get_size          = dmcrypt_get_size,

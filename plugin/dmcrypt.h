@@ -46,6 +46,9 @@ struct dmcrypt_params
   char *name;
   bool readonly;
   uint64_t max_read_size, max_write_size;   /* bytes, 0 = default */
+  unsigned min_block_size;       /* bytes advertised, 0 = sector size */
+  uint64_t max_inflight;         /* bytes of ciphertext, 0 = default */
+  enum tristate caller_crypt;    /* unset = true */
 };
 
 struct dmcrypt_volume

@@ -6,10 +6,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/trace.h"
 #include "../crypto/secmem.h"
 #include "dmcrypt.h"
 
@@ -69,14 +71,13 @@ check_key_combinations (bool plain)
 static int
 open_backend (void)
 {
-  volume.backend = backend_file_open (params.file, false);
-  if (volume.backend == NULL
-      && (errno == EACCES || errno == EROFS || errno == EPERM)) {
-    /* A file we may only read is still served, read-only. */
-    volume.backend = backend_file_open (params.file, true);
-    if (volume.backend)
-      nbdkit_debug ("%s is not writable: serving read-only", params.file);
-  }
+  /* A file we may only read is still served, read-only, without first
+   * failing to open it for writing. */
+  bool writable = access (params.file, W_OK) == 0;
+
+  volume.backend = backend_file_open (params.file, !writable);
+  if (volume.backend && !writable)
+    nbdkit_debug ("%s is not writable: serving read-only", params.file);
   return volume.backend ? 0 : -1;
 }
 
@@ -200,6 +201,8 @@ build_engine (void)
     .scheduler = params.scheduler, .flags = t->flags,
     .max_read_size = params.max_read_size,
     .max_write_size = params.max_write_size,
+    .max_inflight = params.max_inflight,
+    .offload_all = params.caller_crypt == TRI_FALSE,
   };
 
   volume.cipher = sector_cipher_new (&cp);
