@@ -62,3 +62,115 @@ dmcrypt_run ()  # dmcrypt_run [nbdkit args...] -- plugin args... --run CMD
 {
   nbdkit -U - "$plugin" "$@"
 }
+
+# ---- Helpers of the robustness tests (stress, ext4, bad input, ...) ----
+
+# BYTES random bytes as lower-case hex digits.
+random_hex ()  # random_hex BYTES
+{
+  head -c "$1" /dev/urandom | od -An -v -tx1 | tr -d ' \n'
+}
+
+# The sha256 of a file, digits only.
+sha256_of ()  # sha256_of FILE
+{
+  sha256sum "$1" | cut -d' ' -f1
+}
+
+# A test of the plugin fails (not skips) when the plugin was not built.
+plugin_built_or_fail ()
+{
+  [ -f "$plugin" ] || fail "$plugin is not built: run make first"
+}
+
+# ---- Helpers of the compatibility tests (oracle, qemu, luks filter) ----
+
+# Seconds allowed to each server run or external tool of these tests.
+compat_timeout=${COMPAT_TIMEOUT:-180}
+
+# The independent dm-crypt implementation, tests/oracle.py.
+oracle () { "$PY" "$srcdir/oracle.py" "$@"; }
+
+requires_oracle ()
+{
+  "$PY" -c 'import cryptography' 2>/dev/null \
+    || skip "$PY lacks the cryptography package (python3-cryptography)"
+}
+
+# BYTES random bytes into FILE.
+random_file ()  # random_file FILE BYTES
+{
+  head -c "$2" /dev/urandom > "$1"
+  [ "$(stat -c %s "$1")" -eq "$2" ] || fail "random_file $1: short"
+}
+
+# Passes quietly-ish when EXPECTED and ACTUAL hold the same bytes; else
+# prints sizes, hashes and which 512-byte sectors differ, and fails.
+expect_same ()  # expect_same WHAT EXPECTED ACTUAL
+{
+  if cmp -s "$2" "$3"; then
+    echo "  same: $1 ($(stat -c %s "$3") bytes)"
+    return 0
+  fi
+  echo "MISMATCH: $1"
+  "$PY" - "$2" "$3" <<'PYEOF' >&2
+import sys
+a, b = (open(p, "rb").read() for p in sys.argv[1:3])
+print("  expected %s: %d bytes; actual %s: %d bytes"
+      % (sys.argv[1], len(a), sys.argv[2], len(b)))
+n = min(len(a), len(b))
+bad = [s for s in range(0, n, 512) if a[s:s + 512] != b[s:s + 512]]
+if bad:
+    first = next(i for i in range(bad[0], n) if a[i] != b[i])
+    print("  first differing byte at %d; %d of %d sectors differ; "
+          "sectors: %s%s" % (first, len(bad), (n + 511) // 512,
+                             " ".join(str(s // 512) for s in bad[:12]),
+                             " ..." if len(bad) > 12 else ""))
+PYEOF
+  fail "$1: bytes differ"
+}
+
+# Fails unless two numbers are equal, naming both sources.
+expect_equal ()  # expect_equal WHAT EXPECTED ACTUAL
+{
+  [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+  echo "  equal: $1 = $3"
+}
+
+# Runs CMD (which sees $uri) against the plugin serving with ARGS.
+serve_dmcrypt ()  # serve_dmcrypt CMD plugin-args...
+{
+  local cmd=$1; shift
+  timeout "$compat_timeout" nbdkit -U - "$plugin" "$@" --run "$cmd"
+}
+
+# Runs CMD against nbdkit's luks filter over IMG.  The filter of nbdkit
+# 1.32 knows the plain and plain64 IV generators only (no essiv), and
+# must only see valid LUKS1 images.
+serve_luks_filter ()  # serve_luks_filter IMG PWFILE CMD
+{
+  timeout "$compat_timeout" nbdkit -U - file "$1" --filter=luks \
+    passphrase=+"$2" --run "$3"
+}
+
+# qemu's LUKS1 driver as a second opinion: the plaintext of IMG into OUT,
+# and IN written as the plaintext of IMG.
+_qemu_luks_opts () { echo "driver=luks,key-secret=sec0,file.filename=$1"; }
+qemu_luks_read ()  # qemu_luks_read IMG PWFILE OUT
+{
+  timeout "$compat_timeout" qemu-img convert \
+    --object secret,id=sec0,file="$2" \
+    --image-opts "$(_qemu_luks_opts "$1")" -O raw "$3"
+}
+qemu_luks_write ()  # qemu_luks_write IN IMG PWFILE
+{
+  timeout "$compat_timeout" qemu-img convert -n -f raw \
+    --object secret,id=sec0,file="$3" \
+    --target-image-opts "$1" "$(_qemu_luks_opts "$2")"
+}
+qemu_luks_size ()  # qemu_luks_size IMG PWFILE
+{
+  timeout "$compat_timeout" qemu-img info --output=json \
+    --object secret,id=sec0,file="$2" --image-opts "$(_qemu_luks_opts "$1")" \
+    | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["virtual-size"])'
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Every bad input the contract names: nbdkit must exit non-zero, without a
+# crash (exit status 128 or more) or a hang, with ONE error line that names
+# the problem, and the image it was pointed at must be left byte for byte
+# as it was.
+source "$(dirname "$0")/functions.sh"
+requires_cmd nbdkit cryptsetup timeout
+plugin_built_or_fail
+scratch
+
+checked=0
+
+# bad NAME REGEX IMAGE plugin-args...
+#   REGEX (grep -Ei) must match the error line with the scratch files'
+#   names taken out (so that a file name cannot pass for a reason); IMAGE
+#   ("-" for none) must keep its sha256.
+bad ()
+{
+  local name=$1 regex=$2 image=$3; shift 3
+  local before="" rc errors lines
+
+  [ "$image" != - ] && before=$(sha256_of "$image")
+  timeout -k 5 30 nbdkit -U - "$plugin" "$@" --run true \
+    </dev/null >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  lines=$(grep -c . "$tmp/err")
+  errors=$(grep -ci 'error' "$tmp/err")
+  if [ $rc -eq 0 ]; then
+    fail "$name: accepted (nbdkit $*)"
+  elif [ $rc -eq 124 ] || [ $rc -ge 128 ]; then
+    cat "$tmp/err" >&2
+    fail "$name: crashed or hung, exit status $rc (nbdkit $*)"
+  elif [ "$lines" -ne 1 ] || [ "$errors" -ne 1 ]; then
+    cat "$tmp/err" >&2
+    fail "$name: $lines lines on stderr, $errors errors; wanted one error line"
+  elif ! sed "s|$tmp/[^ :,)]*|FILE|g" "$tmp/err" | grep -Eqi -- "$regex"
+  then
+    cat "$tmp/err" >&2
+    fail "$name: the error does not say /$regex/"
+  elif [ -n "$before" ] && [ "$(sha256_of "$image")" != "$before" ]; then
+    fail "$name: $image was modified"
+  fi
+  printf 'ok: %-28s %s\n' "$name" "$(cat "$tmp/err")"
+  checked=$((checked + 1))
+}
+
+# A table line for a plain image: table SPEC HEXKEY [rest...]
+xts_key=$(random_hex 64)
+
+# --- images ---------------------------------------------------------------
+printf %s "good-pw" > "$tmp/pw"
+printf %s "wrong-pw" > "$tmp/wrongpw"
+printf %s "other-pw" > "$tmp/otherpw"
+truncate -s 32M "$tmp/luks2.img"
+luks_format luks2 "$tmp/luks2.img" good-pw
+# A second keyslot (1) with another passphrase.
+cryptsetup luksAddKey --batch-mode --pbkdf pbkdf2 \
+  --pbkdf-force-iterations 1000 --key-file "$tmp/pw" --key-slot 1 \
+  "$tmp/luks2.img" "$tmp/otherpw" || fail "luksAddKey"
+truncate -s 16M "$tmp/luks1.img"
+luks_format luks1 "$tmp/luks1.img" good-pw
+head -c 16M /dev/urandom > "$tmp/random.img"
+: > "$tmp/empty.img"
+truncate -s 16M "$tmp/plain.img"
+# The LUKS2 header with its data area cut short (data starts at 16 MiB).
+head -c 8M "$tmp/luks2.img" > "$tmp/truncated.img"
+# A LUKS1 header whose cipher field says serpent (LUKS1 has no header
+# checksum, so the header still loads).
+cp "$tmp/luks1.img" "$tmp/cipher-edited.img"
+printf 'serpent\0' | dd of="$tmp/cipher-edited.img" bs=1 seek=8 conv=notrunc \
+  status=none
+
+L2=(file="$tmp/luks2.img")
+P=(file="$tmp/plain.img")
+sectors=$((16 * 1024 * 1024 / 512))
+
+# --- LUKS -----------------------------------------------------------------
+bad wrong-passphrase 'passphrase|no key ?slot' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/wrongpw"
+bad wrong-passphrase-luks1 'passphrase|no key ?slot' "$tmp/luks1.img" \
+  file="$tmp/luks1.img" passphrase=+"$tmp/wrongpw"
+bad no-keyslot-matched 'key ?slot|passphrase' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/otherpw" key-slot=0
+bad keyslot-not-in-use 'key ?slot.*(not|in use|inactive)' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/pw" key-slot=5
+bad keyslot-out-of-range 'key ?-?slot.*(range|invalid)' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/pw" key-slot=99
+bad keyslot-negative 'key-slot' - \
+  "${L2[@]}" passphrase=+"$tmp/pw" key-slot=-1
+bad not-a-luks-header 'not a LUKS' "$tmp/random.img" \
+  file="$tmp/random.img" passphrase=+"$tmp/pw"
+bad empty-file 'empty|small|short|not a LUKS' "$tmp/empty.img" \
+  file="$tmp/empty.img" passphrase=+"$tmp/pw"
+bad truncated-luks 'small|short|truncat|beyond' "$tmp/truncated.img" \
+  file="$tmp/truncated.img" passphrase=+"$tmp/pw"
+bad luks1-type-on-luks2 'LUKS1|luks1' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/pw" type=luks1
+bad luks2-type-on-luks1 'LUKS2|luks2' "$tmp/luks1.img" \
+  file="$tmp/luks1.img" passphrase=+"$tmp/pw" type=luks2
+bad luks1-serpent-header 'serpent' "$tmp/cipher-edited.img" \
+  file="$tmp/cipher-edited.img" passphrase=+"$tmp/pw"
+bad missing-passphrase 'passphrase|keyfile' "$tmp/luks2.img" "${L2[@]}"
+bad passphrase-and-keyfile 'passphrase|keyfile' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/pw" keyfile="$tmp/pw"
+bad missing-keyfile 'no such file' "$tmp/luks2.img" \
+  "${L2[@]}" keyfile="$tmp/nokeyfile"
+bad missing-passphrase-file 'no such file' - \
+  "${L2[@]}" passphrase=+"$tmp/nopwfile"
+bad missing-header 'no such file' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/pw" header="$tmp/nohdr"
+bad plain-key-on-luks 'plain|table|cipher|key' "$tmp/luks2.img" \
+  "${L2[@]}" passphrase=+"$tmp/pw" key="$xts_key"
+
+# --- files and parameters -------------------------------------------------
+bad missing-file 'no such file' - \
+  file="$tmp/nofile" passphrase=+"$tmp/pw"
+bad no-file-parameter 'file' - passphrase=+"$tmp/pw"
+bad unknown-parameter 'frobnicate' - "${L2[@]}" frobnicate=1
+bad unknown-type 'type|mystery' - "${L2[@]}" type=mystery
+bad bad-boolean-discards 'maybe|bool' - \
+  "${L2[@]}" passphrase=+"$tmp/pw" allow-discards=maybe
+bad bad-boolean-readonly 'sometimes|bool' - \
+  "${L2[@]}" passphrase=+"$tmp/pw" readonly=sometimes
+bad bad-boolean-iv-large 'perhaps|bool' - \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" iv-large-sectors=perhaps
+bad twice-given 'more than once|twice|already' - \
+  "${L2[@]}" passphrase=+"$tmp/pw" passphrase=+"$tmp/pw"
+
+# --- plain mode: parameters -----------------------------------------------
+bad plain-without-key 'key|table|cipher' "$tmp/plain.img" \
+  "${P[@]}" type=plain
+bad plain-cipher-without-key 'key' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64
+bad plain-with-passphrase 'passphrase|plain' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" passphrase=+"$tmp/pw"
+bad table-and-cipher 'table|cipher' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt aes-xts-plain64 $xts_key 0 x 0" \
+  cipher=aes-xts-plain64
+bad unsupported-serpent 'serpent' "$tmp/plain.img" \
+  "${P[@]}" cipher=serpent-xts-plain64 key="$xts_key"
+bad unsupported-twofish 'twofish' "$tmp/plain.img" \
+  "${P[@]}" cipher=twofish-cbc-essiv:sha256 key="$(random_hex 32)"
+bad bad-chain-mode 'cipher|mode|frob' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-frob-plain64 key="$xts_key"
+bad bad-iv-mode 'IV|cipher|wobble' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-wobble key="$xts_key"
+bad short-xts-key 'key|byte' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="$(random_hex 16)"
+bad short-cbc-key 'key|byte' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-cbc-essiv:sha256 key="$(random_hex 5)"
+bad odd-hex-key 'hex' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="${xts_key}a"
+bad not-hex-key 'hex' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="${xts_key:2}zz"
+bad bad-sector-size 'sector' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" sector-size=1000
+bad sector-size-too-big 'sector' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" sector-size=8192
+bad iv-offset-unaligned 'iv.?offset|multiple' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" sector-size=4096 \
+  iv-offset=3
+bad offset-beyond-file 'offset|beyond|small|room' "$tmp/plain.img" \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" offset=$((sectors + 8))
+
+# --- plain mode: table= ---------------------------------------------------
+T="crypt aes-xts-plain64 $xts_key"
+bad table-start-not-0 'start' "$tmp/plain.img" \
+  "${P[@]}" table="8 $((sectors - 8)) $T 0 /dev/x 0"
+bad table-bigger-than-image 'smaller|small|beyond|size' "$tmp/plain.img" \
+  "${P[@]}" table="0 $((sectors * 2)) $T 0 /dev/x 0"
+bad table-offset-past-end 'smaller|small|beyond|size' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 8"
+bad table-option-count-high 'argument|option|param|count' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 0 2 allow_discards"
+# (A count lower than the words that follow is accepted by the kernel,
+# which ignores the rest: see ../shared/reference/kernel-dmsetup.)
+bad table-option-count-word 'argument|option|param|count|number' \
+  "$tmp/plain.img" "${P[@]}" table="0 $sectors $T 0 /dev/x 0 x allow_discards"
+bad table-unknown-option 'frobnicate' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 0 1 frobnicate"
+bad table-iv-offset-unaligned 'iv.?offset|multiple' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 1 /dev/x 0 1 sector_size:4096"
+bad table-length-unaligned 'length|multiple' "$tmp/plain.img" \
+  "${P[@]}" table="0 $((sectors - 1)) $T 0 /dev/x 0 1 sector_size:4096"
+bad table-offset-unaligned 'offset|multiple' "$tmp/plain.img" \
+  "${P[@]}" table="0 $((sectors - 8)) $T 0 /dev/x 1 1 sector_size:4096"
+bad table-sector-size-1000 'sector' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 0 1 sector_size:1000"
+bad table-sector-size-256 'sector' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 0 1 sector_size:256"
+bad table-sector-size-8192 'sector' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 0 1 sector_size:8192"
+bad table-short-key 'key|byte' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt aes-xts-plain64 $(random_hex 16) 0 x 0"
+bad table-odd-hex 'hex' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt aes-xts-plain64 ${xts_key}f 0 x 0"
+bad table-keyring-key 'keyring' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt aes-xts-plain64 :64:logon:dm:k 0 x 0"
+bad table-serpent 'serpent' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt serpent-xts-plain64 $xts_key 0 x 0"
+bad table-twofish 'twofish' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt twofish-xts-plain64 $xts_key 0 x 0"
+bad table-not-crypt 'crypt|linear' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors linear /dev/x 0"
+bad table-too-few-fields 'field|table' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt aes-xts-plain64"
+bad table-bad-number 'number|decimal|length|twelve' "$tmp/plain.img" \
+  "${P[@]}" table="0 twelve $T 0 /dev/x 0"
+bad table-integrity 'integrity|AEAD' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors $T 0 /dev/x 0 1 integrity:28:aead"
+
+echo "PASS: $checked bad inputs refused cleanly"
