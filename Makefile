@@ -49,7 +49,7 @@ $(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_SRCS:.c=.o) $(CORE_LIB) \
 	  $(LDLIBS_ALL)
 
-tests/unit/test-%: tests/unit/test-%.c $(CORE_LIB) $(STUBS)
+tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(CORE_LIB) $(STUBS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) $(LDLIBS_ALL)
 
 tools/%: tools/%.c $(CORE_LIB) $(STUBS)

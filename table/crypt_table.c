@@ -16,17 +16,20 @@
    | CT_NO_READ_WORKQUEUE | CT_NO_WRITE_WORKQUEUE | CT_IV_LARGE_SECTORS \
    | CT_HIGH_PRIORITY)
 
-/* A field with white space could not be read back from the line. */
+/* A cipher with white space could not be read back from the line.  The
+ * device is informational (file= may well hold a space) and unchecked. */
 static int
-check_word (const char *field, const char *s)
+check_cipher (const char *cipher)
 {
-  if (s == NULL || *s == '\0') {
-    nbdkit_error ("table has no %s", field);
+  const char *p;
+
+  if (cipher == NULL || *cipher == '\0') {
+    nbdkit_error ("table has no cipher");
     return -1;
   }
-  for (; *s; s++) {
-    if (isspace ((unsigned char) *s)) {
-      nbdkit_error ("table %s contains white space", field);
+  for (p = cipher; *p; p++) {
+    if (isspace ((unsigned char) *p)) {
+      nbdkit_error ("table cipher '%s' contains white space", cipher);
       return -1;
     }
   }
@@ -92,9 +95,7 @@ check_geometry (const struct crypt_table *t)
 int
 crypt_table_validate (const struct crypt_table *t)
 {
-  if (check_geometry (t) == -1
-      || check_word ("cipher", t->cipher) == -1
-      || (t->device != NULL && check_word ("device", t->device) == -1))
+  if (check_geometry (t) == -1 || check_cipher (t->cipher) == -1)
     return -1;
   if (t->flags & ~(unsigned) CT_ALL_FLAGS) {
     nbdkit_error ("table has unknown flags 0x%x",

@@ -3,7 +3,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../common/log.h"
 #include "../crypto/secmem.h"
 #include "crypt_table.h"
 
@@ -23,7 +22,8 @@ hex_digit_value (char c)
 /* Decodes HEX into a fresh secmem buffer of strlen(HEX)/2 bytes.  The
  * kernel would silently drop an odd last digit; we refuse it, as it is
  * always a typing error.  An empty string gives *OUT = NULL, *SIZE = 0.
- * Errors name the position, never the digits: they are key material. */
+ * Reports nothing, so that the caller names the field: returns -1 with
+ * errno EINVAL (odd count, not a hex digit) or ENOMEM. */
 int
 hex_decode (const char *hex, uint8_t **out, size_t *size)
 {
@@ -35,7 +35,6 @@ hex_decode (const char *hex, uint8_t **out, size_t *size)
   *out = NULL;
   *size = 0;
   if (ndigits % 2 != 0) {
-    nbdkit_error ("key: odd number of hex digits (%zu)", ndigits);
     errno = EINVAL;
     return -1;
   }
@@ -43,18 +42,14 @@ hex_decode (const char *hex, uint8_t **out, size_t *size)
     return 0;
 
   bytes = secmem_alloc (nbytes);
-  if (bytes == NULL) {
-    nbdkit_error ("key: secmem_alloc: %m");
+  if (bytes == NULL)
     return -1;
-  }
   for (i = 0; i < nbytes; i++) {
     int high = hex_digit_value (hex[2 * i]);
     int low = hex_digit_value (hex[2 * i + 1]);
 
     if (high < 0 || low < 0) {
       secmem_free (bytes, nbytes);
-      nbdkit_error ("key: character %zu is not a hex digit",
-                    2 * i + (high < 0 ? 1 : 2));
       errno = EINVAL;
       return -1;
     }

@@ -74,6 +74,8 @@ parse_sectors (const char *field, const char *word, uint64_t *sectors)
 static int
 parse_key (const char *word, struct crypt_table *t)
 {
+  size_t hex_length;
+
   /* ":<size>:<type>:<description>" names a key in the kernel keyring
    * (LUKS2 tables without --disable-keyring); userspace cannot read it. */
   if (word[0] == ':') {
@@ -84,7 +86,22 @@ parse_key (const char *word, struct crypt_table *t)
   /* A hyphen is the kernel's spelling of an empty key (cipher_null). */
   if (strcmp (word, "-") == 0)
     return 0;
-  return hex_decode (word, &t->key, &t->key_size);
+  /* The messages give positions, never digits: they are key material. */
+  hex_length = strspn (word, "0123456789abcdefABCDEF");
+  if (word[hex_length] != '\0') {
+    nbdkit_error ("table key: character %zu is not a hex digit",
+                  hex_length + 1);
+    return -1;
+  }
+  if (hex_length % 2 != 0) {
+    nbdkit_error ("table key: odd number of hex digits (%zu)", hex_length);
+    return -1;
+  }
+  if (hex_decode (word, &t->key, &t->key_size) == -1) {
+    nbdkit_error ("table key: %m");
+    return -1;
+  }
+  return 0;
 }
 
 static int
@@ -141,8 +158,8 @@ parse_options (char **words, size_t nwords, struct crypt_table *t)
     return -1;
   }
   if (count > nwords - 1) {
-    nbdkit_error ("table optional argument count '%s': only %zu "
-                  "optional arguments follow", words[0], nwords - 1);
+    nbdkit_error ("table optional argument count '%s': Not enough "
+                  "feature arguments (%zu given)", words[0], nwords - 1);
     return -1;
   }
   for (i = 1; i <= count; i++)

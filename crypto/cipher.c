@@ -1,0 +1,392 @@
+/* sector_cipher: a parsed spec, keyed OpenSSL templates and the per-sector
+ * loop of dm-crypt's crypt_convert_block_skcipher. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+
+#include "../common/log.h"
+#include "block_cipher.h"
+#include "cipher.h"
+#include "cipher_spec.h"
+#include "ctx_pool.h"
+#include "iv.h"
+#include "secmem.h"
+#include "xts.h"
+
+#define SECTOR_SHIFT 9          /* 512-byte sectors */
+
+/* How the bulk transform is made from OpenSSL primitives. */
+enum transform
+{
+  XF_NATIVE,      /* OpenSSL's own ECB, CBC or XTS of the cipher */
+  XF_XTS_ECB,     /* XTS built on ECB: whiten, ECB, whiten */
+  XF_IDENTITY,    /* cipher_null */
+};
+
+/* Template slots in the context pool. */
+enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV };
+
+struct sector_cipher
+{
+  struct cipher_spec spec;
+  enum transform xf;
+  struct iv_gen iv;
+  unsigned sector_bytes;
+  unsigned sector_shift;        /* log2 (sector_bytes / 512) */
+  uint64_t iv_offset;           /* 512-byte sectors */
+  bool iv_large_sectors;
+  struct ctx_pool *pool;
+};
+
+static const char *const chain_modes[] = {
+  [CHAIN_ECB] = "ECB", [CHAIN_CBC] = "CBC", [CHAIN_XTS] = "XTS",
+};
+
+/* OpenSSL has XTS only for AES-128 and AES-256, and refuses to encrypt
+ * with two equal key halves, which the kernel (outside FIPS mode)
+ * accepts: those cases take the ECB construction. */
+static enum transform
+pick_transform (const struct cipher_spec *s, const uint8_t *key,
+                size_t key_bytes)
+{
+  size_t half = key_bytes / 2;
+
+  if (s->cipher->ossl_stem == NULL)
+    return XF_IDENTITY;
+  if (s->chain != CHAIN_XTS)
+    return XF_NATIVE;
+  if (strcmp (s->cipher->name, "aes") != 0 || (half != 16 && half != 32))
+    return XF_XTS_ECB;
+  if (key != NULL && CRYPTO_memcmp (key, key + half, half) == 0)
+    return XF_XTS_ECB;
+  return XF_NATIVE;
+}
+
+/* Fetch and key one context. */
+static EVP_CIPHER_CTX *
+keyed_ctx (const struct block_cipher *bc, const char *mode,
+           const uint8_t *key, size_t key_bytes, bool encrypt)
+{
+  size_t cipher_key_bytes = strcmp (mode, "XTS") == 0 ?
+    key_bytes / 2 : key_bytes;
+  EVP_CIPHER *cipher = block_cipher_fetch (bc, mode, cipher_key_bytes);
+  EVP_CIPHER_CTX *ctx;
+
+  if (cipher == NULL)
+    return NULL;
+  ctx = block_cipher_keyed_ctx (cipher, key, key_bytes, encrypt);
+  EVP_CIPHER_free (cipher);
+  return ctx;
+}
+
+/* Whether OpenSSL has BC in MODE for KEY_BYTES keys (nbdkit_error if
+ * not), e.g. when the legacy provider is missing. */
+static bool
+available (const struct block_cipher *bc, const char *mode,
+           size_t key_bytes)
+{
+  EVP_CIPHER *cipher = block_cipher_fetch (bc, mode, key_bytes);
+
+  EVP_CIPHER_free (cipher);
+  return cipher != NULL;
+}
+
+int
+sector_cipher_check_spec (const char *spec, size_t key_size)
+{
+  struct cipher_spec s;
+  enum transform xf;
+  size_t cipher_key_bytes;
+
+  if (cipher_spec_parse (spec, &s) == -1 ||
+      cipher_spec_check_key (&s, spec, key_size) == -1)
+    return -1;
+  xf = pick_transform (&s, NULL, key_size);
+  if (xf == XF_IDENTITY)
+    return 0;
+
+  /* What sector_cipher_new will fetch, without keying anything. */
+  cipher_key_bytes = s.chain == CHAIN_XTS ? key_size / 2 : key_size;
+  if (!available (s.cipher, xf == XF_XTS_ECB ? "ECB" : chain_modes[s.chain],
+                  cipher_key_bytes))
+    return -1;
+  if (s.iv == IV_ESSIV &&
+      !available (s.cipher, "ECB", iv_essiv_salt_bytes (s.essiv_hash)))
+    return -1;
+  return 0;
+}
+
+/* Checks the geometry as dm-crypt's constructor does. */
+static int
+check_params (const struct sector_cipher_params *p)
+{
+  unsigned ss = p->sector_size;
+
+  if (ss < 512 || ss > 4096 || (ss & (ss - 1)) != 0) {
+    nbdkit_error ("invalid sector size %u: it must be a power of two "
+                  "from 512 to 4096 bytes", ss);
+    return -1;
+  }
+  if ((p->iv_offset & ((ss >> SECTOR_SHIFT) - 1)) != 0) {
+    nbdkit_error ("invalid iv_offset %" PRIu64 ": it must be a multiple "
+                  "of %u sectors (sector size %u)", p->iv_offset,
+                  ss >> SECTOR_SHIFT, ss);
+    return -1;
+  }
+  if (p->key == NULL && p->key_size > 0) {
+    nbdkit_error ("sector_cipher_new: no key");
+    return -1;
+  }
+  return 0;
+}
+
+/* The ESSIV IV cipher: the bulk cipher keyed with HASH (volume key). */
+static EVP_CIPHER_CTX *
+essiv_ctx (const struct cipher_spec *s, const uint8_t *key, size_t key_bytes)
+{
+  size_t salt_bytes = iv_essiv_salt_bytes (s->essiv_hash);
+  uint8_t *salt = secmem_alloc (EVP_MAX_MD_SIZE);
+  EVP_CIPHER_CTX *ctx = NULL;
+
+  if (salt == NULL) {
+    nbdkit_error ("secmem_alloc: %m");
+    return NULL;
+  }
+  if (iv_essiv_salt (s->essiv_hash, key, key_bytes, salt) == 0)
+    ctx = keyed_ctx (s->cipher, "ECB", salt, salt_bytes, true);
+  secmem_free (salt, EVP_MAX_MD_SIZE);
+  return ctx;
+}
+
+/* Keys every template context C needs, stopping at the first failure so
+ * that there is one error line.  Returns 0 or -1. */
+static int
+make_templates (const struct sector_cipher *c, const uint8_t *key,
+                size_t key_bytes, EVP_CIPHER_CTX *t[CTX_POOL_SLOTS])
+{
+  const struct block_cipher *bc = c->spec.cipher;
+  const char *mode = chain_modes[c->spec.chain];
+  size_t half = key_bytes / 2;
+
+  if (c->xf == XF_XTS_ECB) {   /* key 1 encrypts data, key 2 the tweak */
+    if ((t[SLOT_ENC] = keyed_ctx (bc, "ECB", key, half, true)) == NULL ||
+        (t[SLOT_DEC] = keyed_ctx (bc, "ECB", key, half, false)) == NULL ||
+        (t[SLOT_TWEAK] = keyed_ctx (bc, "ECB", key + half, half,
+                                    true)) == NULL)
+      return -1;
+  }
+  else if ((t[SLOT_ENC] = keyed_ctx (bc, mode, key, key_bytes,
+                                     true)) == NULL ||
+           (t[SLOT_DEC] = keyed_ctx (bc, mode, key, key_bytes,
+                                     false)) == NULL)
+    return -1;
+  if (c->spec.iv == IV_ESSIV &&
+      (t[SLOT_ESSIV] = essiv_ctx (&c->spec, key, key_bytes)) == NULL)
+    return -1;
+  return 0;
+}
+
+struct sector_cipher *
+sector_cipher_new (const struct sector_cipher_params *p)
+{
+  EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS] = { NULL };
+  struct sector_cipher *c;
+  size_t i;
+
+  if (check_params (p) == -1)
+    return NULL;
+  c = calloc (1, sizeof *c);
+  if (c == NULL) {
+    nbdkit_error ("calloc: %m");
+    return NULL;
+  }
+  if (cipher_spec_parse (p->spec, &c->spec) == -1 ||
+      cipher_spec_check_key (&c->spec, p->spec, p->key_size) == -1)
+    goto fail;
+  c->xf = pick_transform (&c->spec, p->key, p->key_size);
+  c->sector_bytes = p->sector_size;
+  while ((512u << c->sector_shift) < p->sector_size)
+    c->sector_shift++;
+  c->iv_offset = p->iv_offset;
+  c->iv_large_sectors = p->iv_large_sectors;
+  iv_gen_init (&c->iv, c->spec.iv, c->spec.cipher->block_bytes,
+               p->sector_size);
+
+  if (c->xf != XF_IDENTITY &&
+      make_templates (c, p->key, p->key_size, templates) == -1) {
+    for (i = 0; i < CTX_POOL_SLOTS; i++)
+      EVP_CIPHER_CTX_free (templates[i]);
+    goto fail;
+  }
+  c->pool = ctx_pool_new (templates);
+  if (c->pool == NULL)
+    goto fail;
+  return c;
+
+ fail:
+  free (c);
+  return NULL;
+}
+
+void
+sector_cipher_free (struct sector_cipher *c)
+{
+  if (c == NULL)
+    return;
+  ctx_pool_free (c->pool);
+  free (c);
+}
+
+unsigned
+sector_cipher_sector_size (const struct sector_cipher *c)
+{
+  return c->sector_bytes;
+}
+
+/* One EVP_CipherUpdate over LEN bytes; no buffering with padding off. */
+static int
+update (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t len)
+{
+  int out_len;
+
+  return EVP_CipherUpdate (ctx, out, &out_len, in, (int) len) == 1 &&
+    (size_t) out_len == len ? 0 : -1;
+}
+
+/* The bulk transform of LEN bytes with IV, as one skcipher request. */
+static int
+transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
+           bool encrypt, const uint8_t *iv, uint8_t *dst,
+           const uint8_t *src, size_t len)
+{
+  EVP_CIPHER_CTX *bulk = ctx[encrypt ? SLOT_ENC : SLOT_DEC];
+  uint8_t tweak[XTS_BLOCK_BYTES], table[4096];   /* LEN <= sector size */
+
+  if (c->xf == XF_NATIVE) {
+    /* Only the IV changes: the key schedule stays expanded. */
+    if (c->iv.mode != IV_NONE &&
+        EVP_CipherInit_ex (bulk, NULL, NULL, NULL, iv, -1) != 1)
+      return -1;
+    return update (bulk, dst, src, len);
+  }
+  if (update (ctx[SLOT_TWEAK], tweak, iv, XTS_BLOCK_BYTES) == -1)
+    return -1;
+  xts_tweak_table (table, len, tweak);
+  xts_whiten (dst, src, table, len);
+  if (update (bulk, dst, dst, len) == -1)
+    return -1;
+  xts_whiten (dst, dst, table, len);
+  return 0;
+}
+
+/* The IV of the encryption sector at 512-byte SECTOR (crypt_convert_
+ * block_skcipher: iv_sector = sector + iv_offset, >> sector_shift with
+ * iv_large_sectors). */
+static int
+make_iv (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
+         uint64_t sector, uint8_t *iv)
+{
+  static const uint8_t zero_block[IV_MAX_BYTES];
+  uint64_t iv_sector = sector + c->iv_offset;
+  uint8_t seed[IV_MAX_BYTES];
+
+  if (c->iv.mode == IV_NONE)
+    return 0;
+  if (c->iv_large_sectors)
+    iv_sector >>= c->sector_shift;
+  switch (c->iv.mode) {
+  case IV_ESSIV:
+    iv_generate (&c->iv, iv_sector, iv);
+    return update (ctx[SLOT_ESSIV], iv, iv, c->iv.iv_bytes);
+  case IV_EBOIV:
+    /* The kernel encrypts one zero block with the bulk cipher, taking
+     * the byte offset as its IV. */
+    iv_generate (&c->iv, iv_sector, seed);
+    return transform (c, ctx, true, seed, iv, zero_block, c->iv.iv_bytes);
+  default:
+    iv_generate (&c->iv, iv_sector, iv);
+    return 0;
+  }
+}
+
+static int
+convert_ecb (EVP_CIPHER_CTX *ctx, uint8_t *dst, const uint8_t *src,
+             size_t nbytes)
+{
+  const size_t max_call_bytes = 1 << 30;       /* EVP lengths are ints */
+  size_t off, len;
+
+  for (off = 0; off < nbytes; off += len) {
+    len = nbytes - off < max_call_bytes ? nbytes - off : max_call_bytes;
+    if (update (ctx, dst + off, src + off, len) == -1) {
+      ERR_clear_error ();
+      nbdkit_error ("sector_cipher: OpenSSL failed");
+      errno = EIO;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int
+convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
+         size_t nbytes, uint64_t sector, bool encrypt)
+{
+  unsigned sectors_per_unit = c->sector_bytes >> SECTOR_SHIFT;
+  EVP_CIPHER_CTX *const *ctx;
+  uint8_t iv[IV_MAX_BYTES];
+  size_t off;
+
+  if (nbytes % c->sector_bytes != 0 || sector % sectors_per_unit != 0) {
+    nbdkit_error ("sector_cipher: %zu bytes at sector %" PRIu64 " are not "
+                  "whole %u-byte sectors", nbytes, sector, c->sector_bytes);
+    errno = EINVAL;
+    return -1;
+  }
+  if (c->xf == XF_IDENTITY) {
+    if (dst != src)
+      memmove (dst, src, nbytes);
+    return 0;
+  }
+  ctx = ctx_pool_get (c->pool);
+  if (ctx == NULL) {
+    int saved_errno = errno;
+    nbdkit_error ("sector_cipher: cannot make this thread's contexts: %m");
+    errno = saved_errno;
+    return -1;
+  }
+  if (c->iv.mode == IV_NONE)    /* ecb: sectors need no boundaries */
+    return convert_ecb (ctx[encrypt ? SLOT_ENC : SLOT_DEC], dst, src,
+                        nbytes);
+  for (off = 0; off < nbytes;
+       off += c->sector_bytes, sector += sectors_per_unit) {
+    if (make_iv (c, ctx, sector, iv) == -1 ||
+        transform (c, ctx, encrypt, iv, dst + off, src + off,
+                   c->sector_bytes) == -1) {
+      ERR_clear_error ();
+      nbdkit_error ("sector_cipher: OpenSSL failed at sector %" PRIu64,
+                    sector);
+      errno = EIO;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int
+sector_cipher_encrypt (struct sector_cipher *c, uint8_t *dst,
+                       const uint8_t *src, size_t nbytes, uint64_t sector)
+{
+  return convert (c, dst, src, nbytes, sector, true);
+}
+
+int
+sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
+                       const uint8_t *src, size_t nbytes, uint64_t sector)
+{
+  return convert (c, dst, src, nbytes, sector, false);
+}

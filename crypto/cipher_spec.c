@@ -1,0 +1,299 @@
+/* Cipher spec parsing: first split into words exactly as the kernel's
+ * crypt_ctr_cipher_old/new split them, then resolve the words. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/cleanup.h"
+#include "../common/log.h"
+#include "cipher_spec.h"
+
+/* CRYPTO_MAX_ALG_NAME in the kernel: no longer spec can be valid. */
+#define SPEC_MAX_BYTES 128
+
+struct spec_words
+{
+  const char *cipher;        /* "aes" */
+  const char *keycount;      /* after "aes:", or NULL */
+  const char *chain;         /* "xts" */
+  const char *ivmode;        /* "essiv", or NULL */
+  const char *ivopts;        /* "sha256", or NULL */
+};
+
+/* cipher[:keycount]-chainmode-ivmode[:ivopts] (crypt_ctr_cipher_old). */
+static int
+split_old (char *buf, const char *spec, struct spec_words *w)
+{
+  char *tmp = buf, *first;
+
+  if (strchr (buf, '(') != NULL) {
+    nbdkit_error ("bad cipher spec: %s (crypto API names need the capi: "
+                  "prefix)", spec);
+    return -1;
+  }
+  first = strsep (&tmp, "-");
+  w->cipher = strsep (&first, ":");
+  w->keycount = first;
+  w->chain = strsep (&tmp, "-");
+  w->ivmode = strsep (&tmp, ":");
+  w->ivopts = tmp;
+
+  /* The original dm-crypt format: a bare cipher name means cbc-plain. */
+  if (w->chain == NULL ||
+      (strcmp (w->chain, "plain") == 0 && w->ivmode == NULL)) {
+    w->chain = "cbc";
+    w->ivmode = "plain";
+  }
+  return 0;
+}
+
+/* capi:chainmode(cipher)-ivmode:ivopts (crypt_ctr_cipher_new).  IV
+ * options come off at the last ':', the IV mode at the last '-'. */
+static int
+split_capi (char *buf, const char *spec, struct spec_words *w)
+{
+  char *api = buf + strlen ("capi:");
+  char *opts, *mode, *open;
+  size_t api_len;
+
+  opts = strrchr (api, ':');
+  if (opts != NULL)
+    *opts++ = '\0';
+  mode = strrchr (api, '-');
+  if (mode != NULL)
+    *mode++ = '\0';
+  w->ivopts = opts;
+  w->ivmode = mode;
+  w->keycount = NULL;
+
+  open = strchr (api, '(');
+  api_len = strlen (api);
+  if (open == NULL || api_len < 3 || api[api_len - 1] != ')') {
+    nbdkit_error ("bad cipher spec: %s (expected capi:MODE(CIPHER)-IV)",
+                  spec);
+    return -1;
+  }
+  api[api_len - 1] = '\0';
+  *open = '\0';
+  w->chain = api;
+  w->cipher = open + 1;
+  if (strpbrk (w->cipher, "(),") != NULL) {
+    nbdkit_error ("unsupported cipher spec: %s (nested crypto API "
+                  "templates)", spec);
+    return -1;
+  }
+  return 0;
+}
+
+/* A keycount must be a power of two; above 1 it selects multi-key
+ * mappings (loop-AES "aes:64-cbc-lmk"), which we do not implement. */
+static int
+check_keycount (const char *keycount, const char *spec)
+{
+  char *end;
+  unsigned long count;
+
+  if (keycount == NULL)
+    return 0;
+  count = strtoul (keycount, &end, 10);
+  if (*keycount < '0' || *keycount > '9' || *end != '\0' || count == 0 ||
+      (count & (count - 1)) != 0) {
+    nbdkit_error ("bad key count in cipher spec: %s", spec);
+    return -1;
+  }
+  if (count > 1) {
+    nbdkit_error ("unsupported cipher spec: %s (multi-key mappings with "
+                  "%lu keys)", spec, count);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+resolve_chain (const struct spec_words *w, const char *spec,
+               struct cipher_spec *out)
+{
+  const struct block_cipher *bc = out->cipher;
+
+  if (strcmp (w->chain, "ecb") == 0)
+    out->chain = CHAIN_ECB;
+  else if (strcmp (w->chain, "cbc") == 0)
+    out->chain = CHAIN_CBC;
+  else if (strcmp (w->chain, "xts") == 0)
+    out->chain = CHAIN_XTS;
+  else if (w->chain[0] == '\0') {
+    nbdkit_error ("bad cipher spec: %s", spec);
+    return -1;
+  }
+  else {
+    nbdkit_error ("unsupported chain mode: %s", w->chain);
+    return -1;
+  }
+
+  if (bc->ossl_stem == NULL && out->chain != CHAIN_ECB) {
+    nbdkit_error ("unsupported cipher spec: %s (%s works only with ecb)",
+                  spec, bc->name);
+    return -1;
+  }
+  /* The kernel's xts template wants 16-byte blocks (crypto/xts.c). */
+  if (out->chain == CHAIN_XTS && bc->block_bytes != 16) {
+    nbdkit_error ("unsupported cipher spec: %s (xts needs a cipher with "
+                  "16-byte blocks, %s has %u)", spec, bc->name,
+                  bc->block_bytes);
+    return -1;
+  }
+  return 0;
+}
+
+static const struct
+{
+  const char *name;
+  enum iv_mode mode;
+} iv_modes[] = {
+  { "null", IV_NULL }, { "plain", IV_PLAIN }, { "plain64", IV_PLAIN64 },
+  { "plain64be", IV_PLAIN64BE }, { "essiv", IV_ESSIV },
+  { "benbi", IV_BENBI }, { "eboiv", IV_EBOIV },
+};
+
+/* Kernel IV modes that need several keys, integrity metadata or data
+ * dependent whitening. */
+static const char *const unsupported_iv_modes[] = {
+  "lmk", "tcw", "random", "elephant",
+};
+
+static int
+resolve_essiv (const struct spec_words *w, const char *spec,
+               struct cipher_spec *out)
+{
+  char sizes[64];
+  size_t salt_bytes;
+
+  if (w->ivopts == NULL || w->ivopts[0] == '\0') {
+    nbdkit_error ("bad cipher spec: %s (essiv needs a hash, as in "
+                  "essiv:sha256)", spec);
+    return -1;
+  }
+  salt_bytes = strlen (w->ivopts) < CIPHER_SPEC_HASH_MAX ?
+    iv_essiv_salt_bytes (w->ivopts) : 0;
+  if (salt_bytes == 0) {
+    nbdkit_error ("unsupported ESSIV hash: %s", w->ivopts);
+    return -1;
+  }
+  /* The kernel keys the IV cipher with the whole digest (crypto/essiv.c) */
+  if (!block_cipher_key_ok (out->cipher, salt_bytes)) {
+    block_cipher_key_sizes_text (out->cipher, 1, sizes, sizeof sizes);
+    nbdkit_error ("unsupported cipher spec: %s (essiv:%s makes a %zu-byte "
+                  "key, %s needs %s bytes)", spec, w->ivopts, salt_bytes,
+                  out->cipher->name, sizes);
+    return -1;
+  }
+  strcpy (out->essiv_hash, w->ivopts);
+  return 0;
+}
+
+static int
+resolve_iv (const struct spec_words *w, const char *spec,
+            struct cipher_spec *out)
+{
+  size_t i;
+
+  out->iv = IV_NONE;
+  if (out->chain == CHAIN_ECB) {
+    /* crypt_ctr_ivmode: "Selected cipher does not support IVs"; ESSIV
+     * would make the kernel wrap ecb in its essiv template, which fails. */
+    if (w->ivmode != NULL && strcmp (w->ivmode, "essiv") == 0) {
+      nbdkit_error ("unsupported cipher spec: %s (ecb takes no IV)", spec);
+      return -1;
+    }
+    if (w->ivmode != NULL)
+      nbdkit_debug ("cipher spec %s: ecb takes no IV, ignoring %s",
+                    spec, w->ivmode);
+    return 0;
+  }
+  if (w->ivmode == NULL) {
+    nbdkit_error ("bad cipher spec: %s (an IV mode is required)", spec);
+    return -1;
+  }
+  for (i = 0; i < ARRAY_SIZE (iv_modes); i++)
+    if (strcmp (w->ivmode, iv_modes[i].name) == 0) {
+      out->iv = iv_modes[i].mode;
+      return out->iv == IV_ESSIV ? resolve_essiv (w, spec, out) : 0;
+    }
+  for (i = 0; i < ARRAY_SIZE (unsupported_iv_modes); i++)
+    if (strcmp (w->ivmode, unsupported_iv_modes[i]) == 0) {
+      nbdkit_error ("unsupported IV mode: %s", w->ivmode);
+      return -1;
+    }
+  nbdkit_error ("invalid IV mode: %s", w->ivmode);
+  return -1;
+}
+
+int
+cipher_spec_parse (const char *spec, struct cipher_spec *out)
+{
+  char buf[SPEC_MAX_BYTES];
+  struct spec_words w = { 0 };
+  bool capi;
+
+  memset (out, 0, sizeof *out);
+  if (spec == NULL || spec[0] == '\0') {
+    nbdkit_error ("cipher spec is empty");
+    return -1;
+  }
+  if (strlen (spec) >= sizeof buf) {
+    nbdkit_error ("cipher spec is longer than %zu bytes", sizeof buf - 1);
+    return -1;
+  }
+  strcpy (buf, spec);
+  capi = strncmp (buf, "capi:", strlen ("capi:")) == 0;
+  if ((capi ? split_capi : split_old) (buf, spec, &w) == -1)
+    return -1;
+
+  if (w.cipher[0] == '\0') {
+    nbdkit_error ("bad cipher spec: %s", spec);
+    return -1;
+  }
+  if (check_keycount (w.keycount, spec) == -1)
+    return -1;
+  /* loop-AES lmk always means 64 keys in the capi form. */
+  if (capi && w.ivmode != NULL && strcmp (w.ivmode, "lmk") == 0) {
+    nbdkit_error ("unsupported IV mode: lmk");
+    return -1;
+  }
+  out->cipher = block_cipher_lookup (w.cipher);
+  if (out->cipher == NULL) {
+    nbdkit_error ("unsupported cipher: %s", w.cipher);
+    return -1;
+  }
+  if (resolve_chain (&w, spec, out) == -1)
+    return -1;
+  return resolve_iv (&w, spec, out);
+}
+
+static const char *const chain_names[] = {
+  [CHAIN_ECB] = "ecb", [CHAIN_CBC] = "cbc", [CHAIN_XTS] = "xts",
+};
+
+int
+cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
+                       size_t key_bytes)
+{
+  const struct block_cipher *bc = s->cipher;
+  unsigned parts = s->chain == CHAIN_XTS ? 2 : 1;
+  char sizes[64];
+
+  /* crypto/xts.c: the key is two keys of the cipher, one after the
+   * other; each must be a valid key on its own. */
+  if (key_bytes % parts == 0 && block_cipher_key_ok (bc, key_bytes / parts))
+    return 0;
+
+  block_cipher_key_sizes_text (bc, parts, sizes, sizeof sizes);
+  if (bc->key_sizes == 1)       /* only the empty key */
+    nbdkit_error ("%s takes no key, not %zu bytes (cipher spec %s)",
+                  bc->name, key_bytes, spec);
+  else
+    nbdkit_error ("%s-%s needs a %s byte key, not %zu (cipher spec %s)",
+                  bc->name, chain_names[s->chain], sizes, key_bytes, spec);
+  return -1;
+}

@@ -1,0 +1,39 @@
+/* A dm-crypt cipher spec, parsed as the kernel's crypt_ctr_cipher_old and
+ * crypt_ctr_cipher_new parse it:
+ *
+ *   cipher[:keycount][-chainmode[-ivmode[:ivopts]]]   "aes-cbc-essiv:sha256"
+ *   capi:chainmode(cipher)[-ivmode[:ivopts]]          "capi:xts(aes)-plain64"
+ *
+ * Internal to crypto/. */
+#ifndef DMCRYPT_CIPHER_SPEC_H
+#define DMCRYPT_CIPHER_SPEC_H
+
+#include <stddef.h>
+
+#include "block_cipher.h"
+#include "iv.h"
+
+enum chain_mode { CHAIN_ECB, CHAIN_CBC, CHAIN_XTS };
+
+#define CIPHER_SPEC_HASH_MAX 32
+
+struct cipher_spec
+{
+  const struct block_cipher *cipher;
+  enum chain_mode chain;
+  enum iv_mode iv;
+  char essiv_hash[CIPHER_SPEC_HASH_MAX];   /* kernel name, for IV_ESSIV */
+};
+
+/* Parses SPEC into OUT, refusing what the kernel refuses and what we do
+ * not implement (multi-key modes, unknown ciphers).  Returns 0, or -1
+ * after one nbdkit_error line. */
+int cipher_spec_parse (const char *spec, struct cipher_spec *out);
+
+/* Checks KEY_BYTES against the spec as the kernel's setkey would (an
+ * XTS key is two keys of the cipher, an ESSIV digest must be a key of
+ * the cipher).  Returns 0, or -1 after nbdkit_error. */
+int cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
+                           size_t key_bytes);
+
+#endif /* DMCRYPT_CIPHER_SPEC_H */

@@ -1,0 +1,177 @@
+/* Known answers for test-cipher.c.
+ *
+ * ieee_vectors: IEEE Std 1619-2007 Annex B, XTS-AES vectors 1-4 (AES-128)
+ * and 10 (AES-256).  A data unit sequence number is the 512-byte sector
+ * number with plain64 IVs.  Vectors 1-3 have 32-byte data units: XTS
+ * without ciphertext stealing treats each 16-byte block on its own (its
+ * tweak is T * alpha^j), so they are checked as the first 32 bytes of a
+ * 512-byte sector.  Vectors 4 and 10 encrypt the bytes 00..ff twice.
+ * Values as published (also in Botan's src/tests/data/modes/xts.vec),
+ * and re-checked against python3-cryptography's AES-XTS.
+ *
+ * digest_vectors: SHA-256 digests made by tests/cipher-vectors.py, an
+ * independent Python model of dm-crypt (hand-written CBC, XTS, IV
+ * generators and IV sector arithmetic over a library's raw ECB).  See the
+ * script for the exact buffer, keys and parameter sweep. */
+#ifndef DMCRYPT_TEST_CIPHER_VECTORS_H
+#define DMCRYPT_TEST_CIPHER_VECTORS_H
+
+#include <stdint.h>
+
+struct ieee_vector
+{
+  int number;                /* IEEE 1619-2007 vector number */
+  const char *key;           /* Key1 || Key2, hex */
+  uint64_t sequence;         /* data unit sequence number */
+  const char *plaintext;     /* hex; NULL: 00..ff 00..ff (512 bytes) */
+  const char *ciphertext;    /* hex */
+};
+
+static const char vector4_ciphertext[] =
+  "27a7479befa1d476489f308cd4cfa6e2a96e4bbe3208ff25287dd3819616e89c"
+  "c78cf7f5e543445f8333d8fa7f56000005279fa5d8b5e4ad40e736ddb4d35412"
+  "328063fd2aab53e5ea1e0a9f332500a5df9487d07a5c92cc512c8866c7e860ce"
+  "93fdf166a24912b422976146ae20ce846bb7dc9ba94a767aaef20c0d61ad0265"
+  "5ea92dc4c4e41a8952c651d33174be51a10c421110e6d81588ede82103a252d8"
+  "a750e8768defffed9122810aaeb99f9172af82b604dc4b8e51bcb08235a6f434"
+  "1332e4ca60482a4ba1a03b3e65008fc5da76b70bf1690db4eae29c5f1badd03c"
+  "5ccf2a55d705ddcd86d449511ceb7ec30bf12b1fa35b913f9f747a8afd1b130e"
+  "94bff94effd01a91735ca1726acd0b197c4e5b03393697e126826fb6bbde8ecc"
+  "1e08298516e2c9ed03ff3c1b7860f6de76d4cecd94c8119855ef5297ca67e9f3"
+  "e7ff72b1e99785ca0a7e7720c5b36dc6d72cac9574c8cbbc2f801e23e56fd344"
+  "b07f22154beba0f08ce8891e643ed995c94d9a69c9f1b5f499027a78572aeebd"
+  "74d20cc39881c213ee770b1010e4bea718846977ae119f7a023ab58cca0ad752"
+  "afe656bb3c17256a9f6e9bf19fdd5a38fc82bbe872c5539edb609ef4f79c203e"
+  "bb140f2e583cb2ad15b4aa5b655016a8449277dbd477ef2c8d6c017db738b18d"
+  "eb4a427d1923ce3ff262735779a418f20a282df920147beabe421ee5319d0568";
+static const char vector10_ciphertext[] =
+  "1c3b3a102f770386e4836c99e370cf9bea00803f5e482357a4ae12d414a3e63b"
+  "5d31e276f8fe4a8d66b317f9ac683f44680a86ac35adfc3345befecb4bb188fd"
+  "5776926c49a3095eb108fd1098baec70aaa66999a72a82f27d848b21d4a741b0"
+  "c5cd4d5fff9dac89aeba122961d03a757123e9870f8acf1000020887891429ca"
+  "2a3e7a7d7df7b10355165c8b9a6d0a7de8b062c4500dc4cd120c0f7418dae3d0"
+  "b5781c34803fa75421c790dfe1de1834f280d7667b327f6c8cd7557e12ac3a0f"
+  "93ec05c52e0493ef31a12d3d9260f79a289d6a379bc70c50841473d1a8cc81ec"
+  "583e9645e07b8d9670655ba5bbcfecc6dc3966380ad8fecb17b6ba02469a020a"
+  "84e18e8f84252070c13e9f1f289be54fbc481457778f616015e1327a02b140f1"
+  "505eb309326d68378f8374595c849d84f4c333ec4423885143cb47bd71c5edae"
+  "9be69a2ffeceb1bec9de244fbe15992b11b77c040f12bd8f6a975a44a0f90c29"
+  "a9abc3d4d893927284c58754cce294529f8614dcd2aba991925fedc4ae74ffac"
+  "6e333b93eb4aff0479da9a410e4450e0dd7ae4c6e2910900575da401fc07059f"
+  "645e8b7e9bfdef33943054ff84011493c27b3429eaedb4ed5376441a77ed4385"
+  "1ad77f16f541dfd269d50d6a5f14fb0aab1cbb4c1550be97f7ab4066193c4caa"
+  "773dad38014bd2092fa755c824bb5e54c4f36ffda9fcea70b9c6e693e148c151";
+
+static const struct ieee_vector ieee_vectors[] = {
+  { 1, "00000000000000000000000000000000"
+       "00000000000000000000000000000000", 0,
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "917cf69ebd68b2ec9b9fe9a3eadda692cd43d2f59598ed858c02c2652fbf922e" },
+  { 2, "11111111111111111111111111111111"
+       "22222222222222222222222222222222", UINT64_C (0x3333333333),
+    "4444444444444444444444444444444444444444444444444444444444444444",
+    "c454185e6a16936e39334038acef838bfb186fff7480adc4289382ecd6d394f0" },
+  { 3, "fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0"
+       "22222222222222222222222222222222", UINT64_C (0x3333333333),
+    "4444444444444444444444444444444444444444444444444444444444444444",
+    "af85336b597afc1a900b2eb21ec949d292df4c047e0b21532186a5971a227a89" },
+  { 4, "27182818284590452353602874713526"
+       "31415926535897932384626433832795", 0, NULL, vector4_ciphertext },
+  { 10, "2718281828459045235360287471352662497757247093699959574966967627"
+        "3141592653589793238462643383279502884197169399375105820974944592",
+    0xff, NULL, vector10_ciphertext },
+};
+
+enum key_style { KEY_PATTERN, KEY_DUP };
+
+struct digest_vector
+{
+  const char *spec;
+  unsigned key_bytes;
+  enum key_style key_style;  /* KEY_DUP: second half repeats the first */
+  const char *encrypt_sha256;
+  const char *decrypt_sha256;
+};
+
+static const struct digest_vector digest_vectors[] = {
+  { "aes-xts-plain64", 64, KEY_PATTERN,
+    "f5b3f83bab95b9a124066312b522cc21791d456b1e4bd4b47cfa415ba868aef2",
+    "d058d034549f1419388d915007d319a9f32ab8d7764bf87d44e2553f5ee63275" },
+  { "aes-xts-plain64", 32, KEY_PATTERN,
+    "23d5af349a2f0450aed053fe8ef6159d9ccecc3956e0357f98c306062ee1b3e4",
+    "f0ed3f5666760c21a473e8abff738480aeeb8812542fc0064830fc7e1aaf1515" },
+  { "aes-xts-plain64", 48, KEY_PATTERN,
+    "2be69230c90782de03eb655ed47f402ffe8d87cdf9845a1e386fc080a652491f",
+    "bc938c5fbbfc72646faf4583d908d5faa899a41e8651e7dd654ac200fbc13438" },
+  { "aes-xts-plain64", 64, KEY_DUP,
+    "608653c837135879f55b01ccce15cc49da1fb29bc2a367ed3787d42b845e04f2",
+    "f4ffaeb0d0640469f4aeb5151895b76178dab69fa4378ec2fe05020ce081eb5e" },
+  { "aes-xts-plain", 64, KEY_PATTERN,
+    "0354e851f17275286196b50cba34dbcf47610f467a246139ac87a25ea9dcdaf6",
+    "5e6cc65441b42672f5b86f965ccd021215ba3b029ec62d9a7d74741ba8d86633" },
+  { "aes-xts-plain64be", 32, KEY_PATTERN,
+    "4b134f728f35d1b948ce13b92d5aa0c26038433b9644c36ad1f41f633595fb9d",
+    "a49180dc6fd6965aae41f9483a9b9cb83961aaea90e304ee2098495d8c74b212" },
+  { "aes-xts-essiv:sha256", 64, KEY_PATTERN,
+    "290a4d8c67c039ae1895f18f295cdedf6418e51675dd305349228807007c3a94",
+    "19f0eecbb74319d4cbc2ea172cf6205b7ae6b88de85834df2a6a372a2928f017" },
+  { "aes-xts-essiv:wp256", 32, KEY_PATTERN,
+    "7ae1fe49ed026dd6e056201a606e3fe6931c3b97e2be9170309949d01091e354",
+    "9531b7829fa64fa5bc6668291fce513f96dba0098ef1cc9e9c8e3ca9aae5473e" },
+  { "aes-xts-benbi", 32, KEY_PATTERN,
+    "9e5e365da0a897bc0dc21b717d6511876ea7d5b8d9f1b00ea5a515b0dae14581",
+    "cddda27fae4f65e5cae6260cb8409c13efe4f003ccc2e5663c20f8a11f9d6302" },
+  { "aes-xts-eboiv", 32, KEY_PATTERN,
+    "0d1780fc0e0ff2822f79661a05421a48bda40a267fc84cf21fb321f26605821c",
+    "fefc063911956165ebc825df8cfff8481db3299f5704310ff5370df71a284970" },
+  { "aes-cbc-essiv:sha256", 32, KEY_PATTERN,
+    "b54458ff84917cb6ffa784be0b8cd1d26e7b28bd23c17329ae1a58de11c96063",
+    "aa425f1aba024203353e056a234e57d6f20c5d4de357f14440e0ee9845068bb8" },
+  { "aes-cbc-plain64", 16, KEY_PATTERN,
+    "bcda0ed06afd68e4a45a9beb4b33ffcfb53ea4e4fc46da0029514e68d7d48339",
+    "b5829a59bf25533d692c88c284f353395dd6479e9c08e31d458bcd8f2afd1545" },
+  { "aes-cbc-plain", 24, KEY_PATTERN,
+    "66c4ce9fa79822a37350277ea04c905a587e721d43ce936b8af537f235f220e1",
+    "0135b4d2b8ba057e3267ca331b0f360c6d950033457717f62ca1f955fdab83e2" },
+  { "aes-cbc-null", 32, KEY_PATTERN,
+    "c540885655260e3b13c33a2108407dc0eac7c04de58fd858ae418982f732bd79",
+    "e49a017efcf4d00f4f834682549d7678fdbc1beed9f235cb5e27d19168d100d2" },
+  { "aes-cbc-benbi", 16, KEY_PATTERN,
+    "47271360b306769fd38b4dd04a285c690044ecf449ba90c52201aa39c9df442d",
+    "7b037ecad45c75dde81895aae06952feca9fee74bebae9c644ce1fefa0fee6b9" },
+  { "aes-cbc-eboiv", 32, KEY_PATTERN,
+    "c92f202a848f76d624c175e95a01d285c2266996a7c6737e9a77976bcbb53e9d",
+    "88e6e96c5397307d287bee78fc25afdfde4737f623a2b54d359f0e80abf37da2" },
+  { "aes-ecb", 32, KEY_PATTERN,
+    "bf2739a388e48ebe86c3468dae356d95cd583b57258044ccec4e28ce864a9a43",
+    "5e59a2ff06e3af78befdf1971d3beefc656aa290fad53636ed57ac62a40c2b71" },
+  { "camellia-xts-plain64", 64, KEY_PATTERN,
+    "f2d4a8e8fa4c4fff9c49b0a78ba8705c248b42fdc93f3ed810013796f126c2bd",
+    "4dd72c247911e1e1684b47e20230b7511b074b285351cd54fda7b52be1e1df7b" },
+  { "camellia-cbc-essiv:sha256", 32, KEY_PATTERN,
+    "81cf8c53c879fbef6d2f6f592934091aa030367dabd655d1234098d1b0885966",
+    "014272b7ed37305e1b5b04263c4fd084f687a79b6528cca3449d7aa8040f4c7f" },
+  { "aria-xts-plain64", 64, KEY_PATTERN,
+    "904bdbf013dbb2f55684b8a9f8460e846def8dd1d6ea05c8c0a14a9eb1d30ee9",
+    "78f947884cab35319a3e327d1a57f2550199e14980ca55cfaa4a60090566ce23" },
+  { "sm4-xts-plain64", 32, KEY_PATTERN,
+    "d9078b5839d705f879ebaa54e051346e1e9a1c35465815c2168513c09bcea2db",
+    "2093ad03573ba24c99251e674d02f4194c1a9bb4700a8ab215624dd5a7257834" },
+  { "des3_ede-cbc-plain64", 24, KEY_PATTERN,
+    "1b4b68a82323c8eb83e4ef317f7c37b1238b6f5a6312f03b3469774de3c1081c",
+    "eef88758bf47be6ccb077e900608479041064b02692f0fa841523282fdf49df2" },
+  { "des3_ede-cbc-benbi", 24, KEY_PATTERN,
+    "fd6a0b196b3cee63cb10e1a9f632518eebfe33b653dbd935fca08559505322a4",
+    "a6011bffb854551708fd4d5bce5e2a4b4ab9c65d22c7581b4a157c36c82e4b20" },
+  { "blowfish-cbc-plain64be", 56, KEY_PATTERN,
+    "cbd443a4a7c237ddbac89570716328651968fa4e1f17419f73c2c652734823fa",
+    "728dc0a1df98db9d3682cad602b8187e64e17c0688ed104213d5d0985b7b2541" },
+  { "cast5-cbc-essiv:md5", 16, KEY_PATTERN,
+    "6e5697a73e6ecf9f1febafc5f898176fe1aebe587c23839fbd03065ec440dbf4",
+    "87b6958c74d64a2afc0164c1586f8ac63f3c8b575fc86566e0a4ec2c6b9c9446" },
+  { "seed-cbc-plain64", 16, KEY_PATTERN,
+    "04352d854e1b34ce78cf69dfa75a1fe7df31faa73309156fe3f104d594c5943e",
+    "ff9e5d70e8184d66dc4906d68b939dca31d1970fc451155e0acec772595d2334" },
+};
+
+#endif /* DMCRYPT_TEST_CIPHER_VECTORS_H */

@@ -1,0 +1,855 @@
+/* sector_cipher: known answers (IEEE 1619-2007 XTS vectors, digests from
+ * the independent model in tests/cipher-vectors.py), the kernel's IV
+ * arithmetic read back from real ciphertext, round trips, in-place use,
+ * threads, and every refusal with its message.
+ *
+ *   test-cipher                  run the tests
+ *   test-cipher --bench          MB/s of aes-xts-plain64 on one core
+ *   test-cipher --print-digests  our digests, for cipher-vectors.py */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "../../common/cleanup.h"
+#include "../../crypto/cipher.h"
+#include "cipher-vectors.h"
+
+static int failures;
+
+#define CHECK(cond)                                                     \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
+      fprintf (stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                       \
+    }                                                                   \
+  } while (0)
+
+/* The fixed inputs that tests/cipher-vectors.py uses too. */
+#define PLAIN_BYTES 16384
+#define START_SECTOR UINT64_C (0xfffffff0)
+
+static uint8_t plain[PLAIN_BYTES];
+
+static void
+make_plain (void)
+{
+  size_t i;
+
+  for (i = 0; i < PLAIN_BYTES; i++)
+    plain[i] = (uint8_t) (i * 7 + (i >> 9));
+}
+
+static void
+make_key (uint8_t *key, size_t len, enum key_style style)
+{
+  size_t i, n = style == KEY_DUP ? len / 2 : len;
+
+  for (i = 0; i < len; i++)
+    key[i] = (uint8_t) (0x11 + (i % n) * 0x3b);
+}
+
+static size_t
+unhex (const char *hex, uint8_t *out)
+{
+  size_t n = strlen (hex) / 2, i;
+  unsigned byte;
+
+  for (i = 0; i < n; i++) {
+    if (sscanf (hex + 2 * i, "%2x", &byte) != 1)
+      abort ();
+    out[i] = (uint8_t) byte;
+  }
+  return n;
+}
+
+static void
+sha256_hex (const void *data, size_t len, char out[65])
+{
+  uint8_t md[32];
+  unsigned md_len;
+  size_t i;
+
+  EVP_Digest (data, len, md, &md_len, EVP_sha256 (), NULL);
+  for (i = 0; i < 32; i++)
+    sprintf (out + 2 * i, "%02x", md[i]);
+}
+
+static struct sector_cipher *
+new_cipher (const char *spec, const uint8_t *key, size_t key_bytes,
+            unsigned sector_size, uint64_t iv_offset, bool large)
+{
+  struct sector_cipher_params p = {
+    .spec = spec, .key = key, .key_size = key_bytes,
+    .sector_size = sector_size, .iv_offset = iv_offset,
+    .iv_large_sectors = large,
+  };
+  return sector_cipher_new (&p);
+}
+
+/* ---- IEEE 1619-2007 XTS-AES ------------------------------------------ */
+
+static void
+check_ieee_vector (const struct ieee_vector *v, const char *spec)
+{
+  uint8_t key[64], want[512], got[512], pt[512] = { 0 };
+  size_t key_bytes = unhex (v->key, key), len, i;
+  struct sector_cipher *c = new_cipher (spec, key, key_bytes, 512, 0,
+                                        false);
+
+  CHECK (c != NULL);
+  if (c == NULL)
+    return;
+  if (v->plaintext != NULL)
+    len = unhex (v->plaintext, pt);
+  else
+    for (len = 512, i = 0; i < len; i++)
+      pt[i] = (uint8_t) i;
+  CHECK (unhex (v->ciphertext, want) == len);
+
+  CHECK (sector_cipher_encrypt (c, got, pt, 512, v->sequence) == 0);
+  if (memcmp (got, want, len) != 0) {
+    fprintf (stderr, "IEEE 1619 vector %d (%s): wrong ciphertext\n",
+             v->number, spec);
+    failures++;
+  }
+  memcpy (got, want, len);     /* and back, from the published bytes */
+  CHECK (sector_cipher_decrypt (c, got, got, 512, v->sequence) == 0);
+  CHECK (memcmp (got, pt, len) == 0);
+  sector_cipher_free (c);
+}
+
+static void
+test_ieee_vectors (void)
+{
+  size_t i;
+
+  for (i = 0; i < ARRAY_SIZE (ieee_vectors); i++) {
+    check_ieee_vector (&ieee_vectors[i], "aes-xts-plain64");
+    check_ieee_vector (&ieee_vectors[i], "capi:xts(aes)-plain64");
+  }
+}
+
+/* ---- digests from the Python model ------------------------------------ */
+
+/* SHA-256 over the encryption (or decryption) of the plaintext pattern
+ * under every sector size × iv_offset × iv_large_sectors, in the order
+ * of tests/cipher-vectors.py; false if a cipher cannot be made. */
+static bool
+sweep_digest (const struct digest_vector *v, bool encrypt, char out[65])
+{
+  static const unsigned sizes[] = { 512, 1024, 2048, 4096 };
+  static const uint64_t offsets[] = { 0, 24 };
+  uint8_t key[64], *all = malloc (16 * PLAIN_BYTES), *dst = all;
+  size_t s, o, l;
+
+  make_key (key, v->key_bytes, v->key_style);
+  for (s = 0; s < 4; s++)
+    for (o = 0; o < 2; o++)
+      for (l = 0; l < 2; l++, dst += PLAIN_BYTES) {
+        struct sector_cipher *c = new_cipher (v->spec, key, v->key_bytes,
+                                              sizes[s], offsets[o], l);
+        int r = -1;
+        if (c != NULL)
+          r = (encrypt ? sector_cipher_encrypt : sector_cipher_decrypt)
+            (c, dst, plain, PLAIN_BYTES, START_SECTOR);
+        sector_cipher_free (c);
+        if (r == -1) {
+          free (all);
+          return false;
+        }
+      }
+  sha256_hex (all, 16 * PLAIN_BYTES, out);
+  free (all);
+  return true;
+}
+
+static void
+test_digests (void)
+{
+  char got[65];
+  size_t i;
+
+  for (i = 0; i < ARRAY_SIZE (digest_vectors); i++) {
+    const struct digest_vector *v = &digest_vectors[i];
+    bool ok = sweep_digest (v, true, got);
+    CHECK (ok);
+    if (ok && strcmp (got, v->encrypt_sha256) != 0) {
+      fprintf (stderr, "%s (%u-byte key): encryption digest %s\n",
+               v->spec, v->key_bytes, got);
+      failures++;
+    }
+    ok = sweep_digest (v, false, got);
+    CHECK (ok);
+    if (ok && strcmp (got, v->decrypt_sha256) != 0) {
+      fprintf (stderr, "%s (%u-byte key): decryption digest %s\n",
+               v->spec, v->key_bytes, got);
+      failures++;
+    }
+  }
+}
+
+static void
+print_digests (void)
+{
+  char enc[65], dec[65];
+  size_t i;
+
+  make_plain ();
+  for (i = 0; i < ARRAY_SIZE (digest_vectors); i++) {
+    const struct digest_vector *v = &digest_vectors[i];
+    if (sweep_digest (v, true, enc) && sweep_digest (v, false, dec))
+      printf ("%s %u %s %s %s\n", v->spec, v->key_bytes,
+              v->key_style == KEY_DUP ? "dup" : "pattern", enc, dec);
+  }
+}
+
+/* ---- IVs read back from ciphertext ------------------------------------ */
+
+/* With a zero plaintext, CBC's first ciphertext block is E_K(IV), so
+ * decrypting it with the raw cipher gives back the IV the kernel would
+ * have used.  The IV sectors below are written out by hand from
+ * crypt_convert_block_skcipher: (sector + iv_offset), shifted right by
+ * log2 (sector_size / 512) only with iv_large_sectors. */
+struct iv_case
+{
+  unsigned sector_size;
+  uint64_t iv_offset;
+  bool large;
+  uint64_t sector;           /* 512-byte sector of the request */
+  uint64_t iv_sector;        /* what the kernel puts into the IV */
+};
+
+static const struct iv_case iv_cases[] = {
+  { 512, 0, false, 0, 0 },
+  { 512, 7, false, 100, 107 },
+  { 512, 0, false, UINT64_C (0x100000005), UINT64_C (0x100000005) },
+  { 4096, 0, false, 8, 8 },          /* LUKS2 default: 512-byte count */
+  { 4096, 0, true, 8, 1 },
+  { 4096, 24, true, 8, 4 },          /* (8 + 24) >> 3 */
+  { 4096, 24, false, 8, 32 },
+  { 1024, 8, true, 6, 7 },           /* (6 + 8) >> 1 */
+  { 2048, 0, true, UINT64_C (0x400000000), UINT64_C (0x100000000) },
+};
+
+static void
+raw_ecb (const char *name, const uint8_t *key, const uint8_t *in,
+         uint8_t *out, bool encrypt)
+{
+  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new ();
+  int len;
+
+  EVP_CipherInit_ex (ctx, EVP_get_cipherbyname (name), NULL, key, NULL,
+                     encrypt);
+  EVP_CIPHER_CTX_set_padding (ctx, 0);
+  EVP_CipherUpdate (ctx, out, &len, in, 16);
+  EVP_CIPHER_CTX_free (ctx);
+}
+
+/* The IV we expect for MODE at IV_SECTOR, computed here from dm-crypt's
+ * description of each generator. */
+static void
+expected_iv (const char *mode, const uint8_t key[16], uint64_t iv_sector,
+             unsigned sector_size, uint8_t iv[16])
+{
+  uint8_t salt[32], seed[16] = { 0 };
+  unsigned i;
+
+  memset (iv, 0, 16);
+  if (strcmp (mode, "plain") == 0)
+    for (i = 0; i < 4; i++)
+      iv[i] = (uint8_t) (iv_sector >> (8 * i));
+  else if (strcmp (mode, "plain64") == 0)
+    for (i = 0; i < 8; i++)
+      iv[i] = (uint8_t) (iv_sector >> (8 * i));
+  else if (strcmp (mode, "plain64be") == 0)
+    for (i = 0; i < 8; i++)
+      iv[15 - i] = (uint8_t) (iv_sector >> (8 * i));
+  else if (strcmp (mode, "benbi") == 0)   /* AES: 32 blocks per 512 */
+    for (i = 0; i < 8; i++)
+      iv[15 - i] = (uint8_t) (((iv_sector << 5) + 1) >> (8 * i));
+  else if (strcmp (mode, "essiv:sha256") == 0) {
+    for (i = 0; i < 8; i++)
+      seed[i] = (uint8_t) (iv_sector >> (8 * i));
+    EVP_Digest (key, 16, salt, NULL, EVP_sha256 (), NULL);
+    raw_ecb ("AES-256-ECB", salt, seed, iv, true);
+  }
+  else if (strcmp (mode, "eboiv") == 0) {
+    for (i = 0; i < 8; i++)
+      seed[i] = (uint8_t) ((iv_sector * sector_size) >> (8 * i));
+    raw_ecb ("AES-128-ECB", key, seed, iv, true);
+  }
+}
+
+static void
+check_iv_case (const char *mode, const struct iv_case *t)
+{
+  static const uint8_t zero[4096];
+  uint8_t key[16], out[4096], iv[16], want[16];
+  char spec[64];
+  struct sector_cipher *c;
+
+  make_key (key, 16, KEY_PATTERN);
+  snprintf (spec, sizeof spec, "aes-cbc-%s", mode);
+  c = new_cipher (spec, key, 16, t->sector_size, t->iv_offset, t->large);
+  CHECK (c != NULL);
+  if (c == NULL)
+    return;
+  CHECK (sector_cipher_encrypt (c, out, zero, t->sector_size,
+                                t->sector) == 0);
+  raw_ecb ("AES-128-ECB", key, out, iv, false);
+  expected_iv (mode, key, t->iv_sector, t->sector_size, want);
+  if (memcmp (iv, want, 16) != 0) {
+    fprintf (stderr, "%s: wrong IV for sector %" PRIu64 " (size %u, "
+             "iv_offset %" PRIu64 "%s)\n", spec, t->sector,
+             t->sector_size, t->iv_offset, t->large ? ", large" : "");
+    failures++;
+  }
+  sector_cipher_free (c);
+}
+
+static void
+test_iv_arithmetic (void)
+{
+  static const char *const modes[] = {
+    "null", "plain", "plain64", "plain64be", "benbi", "essiv:sha256",
+    "eboiv",
+  };
+  size_t m, i;
+
+  for (m = 0; m < ARRAY_SIZE (modes); m++)
+    for (i = 0; i < ARRAY_SIZE (iv_cases); i++)
+      check_iv_case (modes[m], &iv_cases[i]);
+}
+
+/* ---- round trips, in place, spellings --------------------------------- */
+
+static void
+test_round_trips (void)
+{
+  uint8_t key[64], *enc = malloc (PLAIN_BYTES), *buf = malloc (PLAIN_BYTES);
+  size_t i;
+
+  for (i = 0; i < ARRAY_SIZE (digest_vectors); i++) {
+    const struct digest_vector *v = &digest_vectors[i];
+    struct sector_cipher *c;
+
+    make_key (key, v->key_bytes, v->key_style);
+    c = new_cipher (v->spec, key, v->key_bytes, 4096, 0, false);
+    CHECK (c != NULL);
+    if (c == NULL)
+      continue;
+    CHECK (sector_cipher_encrypt (c, enc, plain, PLAIN_BYTES, 64) == 0);
+    CHECK (memcmp (enc, plain, PLAIN_BYTES) != 0);
+    memcpy (buf, plain, PLAIN_BYTES);         /* in place == out of place */
+    CHECK (sector_cipher_encrypt (c, buf, buf, PLAIN_BYTES, 64) == 0);
+    CHECK (memcmp (buf, enc, PLAIN_BYTES) == 0);
+    CHECK (sector_cipher_decrypt (c, buf, buf, PLAIN_BYTES, 64) == 0);
+    CHECK (memcmp (buf, plain, PLAIN_BYTES) == 0);
+    CHECK (sector_cipher_decrypt (c, buf, enc, PLAIN_BYTES, 64) == 0);
+    CHECK (memcmp (buf, plain, PLAIN_BYTES) == 0);
+    CHECK (sector_cipher_sector_size (c) == 4096);
+    sector_cipher_free (c);
+  }
+  free (enc);
+  free (buf);
+}
+
+/* Encrypts the pattern with SPEC and a KEY_BYTES pattern key. */
+static bool
+encrypt_with (const char *spec, size_t key_bytes, uint8_t *out)
+{
+  uint8_t key[64];
+  struct sector_cipher *c;
+  int r;
+
+  make_key (key, key_bytes, KEY_PATTERN);
+  c = new_cipher (spec, key, key_bytes, 512, 0, false);
+  if (c == NULL)
+    return false;
+  r = sector_cipher_encrypt (c, out, plain, PLAIN_BYTES, 2048);
+  sector_cipher_free (c);
+  return r == 0;
+}
+
+/* Spellings the kernel treats as the same mapping. */
+static void
+test_equivalent_specs (void)
+{
+  static const struct { const char *a, *b; size_t key_bytes; } pairs[] = {
+    { "aes-xts-plain64", "capi:xts(aes)-plain64", 64 },
+    { "aes-cbc-essiv:sha256", "capi:cbc(aes)-essiv:sha256", 32 },
+    { "aes-ecb", "capi:ecb(aes)", 16 },
+    { "aes-ecb", "aes-ecb-plain64", 16 },    /* ecb: IV mode ignored */
+    { "aes", "aes-cbc-plain", 32 },          /* the original format */
+    { "aes-plain", "aes-cbc-plain", 32 },
+    { "aes:1-xts-plain64", "aes-xts-plain64", 32 },
+    { "aes-xts-plain64:x", "aes-xts-plain64", 32 },  /* opts ignored */
+    { "cipher_null-ecb", "capi:ecb(cipher_null)", 0 },
+  };
+  uint8_t *a = malloc (PLAIN_BYTES), *b = malloc (PLAIN_BYTES);
+  size_t i;
+
+  for (i = 0; i < ARRAY_SIZE (pairs); i++) {
+    bool ok = encrypt_with (pairs[i].a, pairs[i].key_bytes, a) &&
+      encrypt_with (pairs[i].b, pairs[i].key_bytes, b);
+    CHECK (ok);
+    if (ok && memcmp (a, b, PLAIN_BYTES) != 0) {
+      fprintf (stderr, "%s and %s differ\n", pairs[i].a, pairs[i].b);
+      failures++;
+    }
+  }
+  CHECK (encrypt_with ("cipher_null-ecb", 0, a));
+  CHECK (memcmp (a, plain, PLAIN_BYTES) == 0);
+  free (a);
+  free (b);
+}
+
+/* The specs in the kernel transcripts (shared/reference/kernel-dmsetup)
+ * with the key sizes shown there. */
+static void
+test_reference_specs (void)
+{
+  static const struct { const char *spec; size_t key_bytes; } refs[] = {
+    { "aes-cbc-essiv:sha256", 32 }, { "aes-xts-plain64", 64 },
+    { "aes-cbc-plain64", 32 }, { "capi:xts(aes)-plain64", 64 },
+  };
+  uint8_t *out = malloc (PLAIN_BYTES);
+  size_t i;
+
+  for (i = 0; i < ARRAY_SIZE (refs); i++) {
+    CHECK (sector_cipher_check_spec (refs[i].spec, refs[i].key_bytes) == 0);
+    CHECK (encrypt_with (refs[i].spec, refs[i].key_bytes, out));
+  }
+  free (out);
+}
+
+/* ---- ciphertext made by other software -------------------------------- */
+
+/* LUKS1 images from the cryptsetup project (../shared/testdata/cryptsetup/
+ * luks1-images.tar.xz), written by the kernel's dm-crypt in 2011.  Their
+ * volume keys come from "cryptsetup luksDump --dump-volume-key --key-file
+ * keyfile1"; the payload starts at sector 4096.  The plaintext is a FAT12
+ * file system: serial DEAD-BABE in sector 0, sector 1 zero, the two FAT
+ * copies (sectors 2 and 3) starting f8 ff ff. */
+static const struct { const char *image, *spec, *key; } luks1_images[] = {
+  { "luks1_aes-xts-plain64-sha256.img", "aes-xts-plain64",
+    "b1c4a7c0f69cbfd1ef32ec65ada15a0aa41fa940ade5289911a64d31bcd07b30" },
+  { "luks1_aes-cbc-essiv-sha256-sha1.img", "aes-cbc-essiv:sha256",
+    "582a935a5bc5418a481a08644784206398846696680b8edfa55826b969bb4438" },
+};
+
+#define LUKS1_PAYLOAD_BYTES (4096 * 512)
+
+/* ../shared/testdata/cryptsetup, found from this binary's own path. */
+static bool
+find_testdata (char *dir, size_t len)
+{
+  char exe[4096];
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  int up;
+
+  if (n <= 0)
+    return false;
+  exe[n] = '\0';
+  for (up = 0; up < 3 && strrchr (exe, '/') != NULL; up++)
+    *strrchr (exe, '/') = '\0';            /* drop tests/unit/test-cipher */
+  snprintf (dir, len, "%s/../shared/testdata/cryptsetup", exe);
+  return access (dir, R_OK) == 0;
+}
+
+static bool
+read_image_head (const char *archive, const char *image, uint8_t *buf,
+                 size_t len)
+{
+  char cmd[8192];
+  FILE *fp;
+  size_t n;
+
+  snprintf (cmd, sizeof cmd, "tar xJOf '%s' 'luks1-images/%s'",
+            archive, image);
+  fp = popen (cmd, "r");
+  if (fp == NULL)
+    return false;
+  n = fread (buf, 1, len, fp);
+  pclose (fp);
+  return n == len;
+}
+
+static void
+test_luks1_images (void)
+{
+  static const uint8_t zero[512], fat[3] = { 0xf8, 0xff, 0xff };
+  static const uint8_t serial[4] = { 0xbe, 0xba, 0xad, 0xde };
+  const size_t len = LUKS1_PAYLOAD_BYTES + 4 * 512;
+  char dir[4200], archive[4300];
+  uint8_t key[32], *buf;
+  size_t i;
+
+  if (!find_testdata (dir, sizeof dir)) {
+    printf ("note: ../shared/testdata is absent: LUKS1 image check "
+            "skipped\n");
+    return;
+  }
+  snprintf (archive, sizeof archive, "%s/luks1-images.tar.xz", dir);
+  buf = malloc (len);
+  for (i = 0; i < ARRAY_SIZE (luks1_images); i++) {
+    uint8_t *p = buf + LUKS1_PAYLOAD_BYTES;
+    struct sector_cipher *c;
+    CHECK (read_image_head (archive, luks1_images[i].image, buf, len));
+    unhex (luks1_images[i].key, key);
+    c = new_cipher (luks1_images[i].spec, key, 32, 512, 0, false);
+    CHECK (c != NULL);
+    if (c == NULL)
+      continue;
+    CHECK (sector_cipher_decrypt (c, p, p, 4 * 512, 0) == 0);
+    if (memcmp (p + 39, serial, 4) != 0 || memcmp (p + 54, "FAT12", 5) ||
+        p[510] != 0x55 || p[511] != 0xaa || memcmp (p + 512, zero, 512) ||
+        memcmp (p + 1024, fat, 3) != 0 || memcmp (p + 1536, fat, 3) != 0) {
+      fprintf (stderr, "%s: wrong plaintext\n", luks1_images[i].image);
+      failures++;
+    }
+    sector_cipher_free (c);
+  }
+  free (buf);
+}
+
+/* ---- refusals ---------------------------------------------------------- */
+
+/* Runs a refusal with stderr (where the nbdkit_error stub writes)
+ * captured into MSG. */
+static int
+capture_check_spec (const char *spec, size_t key_bytes, char *msg,
+                    size_t len)
+{
+  FILE *tmp = tmpfile ();
+  int saved = dup (STDERR_FILENO), r;
+  size_t n;
+
+  fflush (stderr);
+  dup2 (fileno (tmp), STDERR_FILENO);
+  r = sector_cipher_check_spec (spec, key_bytes);
+  fflush (stderr);
+  dup2 (saved, STDERR_FILENO);
+  close (saved);
+  rewind (tmp);
+  n = fread (msg, 1, len - 1, tmp);
+  msg[n] = '\0';
+  fclose (tmp);
+  return r;
+}
+
+static void
+test_refusals (void)
+{
+  static const struct {
+    const char *spec;
+    size_t key_bytes;
+    const char *message;
+  } bad[] = {
+    { "serpent-xts-plain64", 64, "unsupported cipher: serpent" },
+    { "twofish-cbc-essiv:sha256", 32, "unsupported cipher: twofish" },
+    { "capi:xts(serpent)-plain64", 64, "unsupported cipher: serpent" },
+    { "AES-xts-plain64", 64, "unsupported cipher: AES" },
+    { "aes-xts-plain64", 20, "aes-xts needs a 32, 48 or 64 byte key, "
+      "not 20" },
+    { "aes-xts-plain64", 33, "not 33" },
+    { "aes-cbc-plain64", 20, "aes-cbc needs a 16, 24 or 32 byte key" },
+    { "sm4-xts-plain64", 64, "sm4-xts needs a 32 byte key, not 64" },
+    { "blowfish-cbc-plain", 60, "needs a 4 to 56 byte key" },
+    { "cipher_null-ecb", 16, "cipher_null takes no key" },
+    { "aes-cbc", 32, "an IV mode is required" },
+    { "aes-cbc-essiv", 32, "essiv needs a hash" },
+    { "aes-cbc-essiv:sha1", 32, "essiv:sha1 makes a 20-byte key" },
+    { "aes-cbc-essiv:nohash", 32, "unsupported ESSIV hash: nohash" },
+    { "aes-cbc-foo", 32, "invalid IV mode: foo" },
+    { "aes-cbc-lmk", 32, "unsupported IV mode: lmk" },
+    { "capi:cbc(aes)-lmk", 32, "unsupported IV mode: lmk" },
+    { "aes-cbc-tcw", 32, "unsupported IV mode: tcw" },
+    { "aes-xts-random", 64, "unsupported IV mode: random" },
+    { "aes-cbc-elephant", 64, "unsupported IV mode: elephant" },
+    { "aes:64-cbc-lmk", 32, "multi-key" },
+    { "aes:3-cbc-plain", 32, "bad key count" },
+    { "aes:x-cbc-plain", 32, "bad key count" },
+    { "aes-lrw-benbi", 32, "unsupported chain mode: lrw" },
+    { "capi:gcm(aes)-random", 32, "unsupported chain mode: gcm" },
+    { "des3_ede-xts-plain64", 48, "xts needs a cipher with 16-byte blocks" },
+    { "aes-ecb-essiv:sha256", 32, "ecb takes no IV" },
+    { "cipher_null-cbc-plain", 0, "works only with ecb" },
+    { "xts(aes)-plain64", 64, "need the capi: prefix" },
+    { "capi:xts(aes", 64, "bad cipher spec" },
+    { "capi:xts(ecb(aes))-plain64", 64, "nested" },
+    { "capi:authenc(hmac(sha256),xts(aes))-random", 96, "nested" },
+    { "-cbc-plain", 32, "bad cipher spec" },
+    { "aes--plain", 32, "bad cipher spec" },
+    { "", 32, "cipher spec is empty" },
+  };
+  char msg[1024];
+  size_t i;
+
+  for (i = 0; i < ARRAY_SIZE (bad); i++) {
+    int r = capture_check_spec (bad[i].spec, bad[i].key_bytes, msg,
+                                sizeof msg);
+    char *nl = strchr (msg, '\n');
+    if (r != -1 || strstr (msg, bad[i].message) == NULL ||
+        nl == NULL || nl[1] != '\0') {
+      fprintf (stderr, "spec \"%s\" (%zu-byte key): got %d, \"%s\", "
+               "wanted one line with \"%s\"\n", bad[i].spec,
+               bad[i].key_bytes, r, msg, bad[i].message);
+      failures++;
+    }
+  }
+}
+
+static void
+test_bad_params (void)
+{
+  uint8_t key[64] = { 1 }, buf[8192] = { 0 };
+  struct sector_cipher *c;
+
+  CHECK (new_cipher ("aes-xts-plain64", key, 64, 768, 0, false) == NULL);
+  CHECK (new_cipher ("aes-xts-plain64", key, 64, 256, 0, false) == NULL);
+  CHECK (new_cipher ("aes-xts-plain64", key, 64, 8192, 0, false) == NULL);
+  /* dm-crypt: "Invalid iv_offset sector" unless a whole sector */
+  CHECK (new_cipher ("aes-xts-plain64", key, 64, 4096, 3, false) == NULL);
+  CHECK (new_cipher ("aes-xts-plain64", key, 64, 4096, 3, true) == NULL);
+  CHECK (new_cipher ("aes-xts-plain64", key, 63, 512, 0, false) == NULL);
+
+  c = new_cipher ("aes-xts-plain64", key, 64, 4096, 16, true);
+  CHECK (c != NULL);
+  if (c == NULL)
+    return;
+  errno = 0;                           /* not a whole sector */
+  CHECK (sector_cipher_encrypt (c, buf, buf, 512, 0) == -1);
+  CHECK (errno == EINVAL);
+  errno = 0;                           /* not on a sector boundary */
+  CHECK (sector_cipher_decrypt (c, buf, buf, 4096, 4) == -1);
+  CHECK (errno == EINVAL);
+  CHECK (sector_cipher_encrypt (c, buf, buf, 0, 8) == 0);
+  sector_cipher_free (c);
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+#define THREADS 4
+#define THREAD_ROUNDS 25
+
+struct thread_job
+{
+  struct sector_cipher *a, *b, **c;   /* *c is made between barriers */
+  const uint8_t *want_a, *want_b, *want_c;
+  pthread_barrier_t *barrier;
+  int mismatches;
+};
+
+static void
+run_rounds (struct thread_job *job, struct sector_cipher *c,
+            const uint8_t *want)
+{
+  uint8_t *out = malloc (PLAIN_BYTES);
+  int round;
+
+  for (round = 0; round < THREAD_ROUNDS; round++) {
+    if (sector_cipher_encrypt (c, out, plain, PLAIN_BYTES, 1024) != 0 ||
+        memcmp (out, want, PLAIN_BYTES) != 0)
+      job->mismatches++;
+    if (sector_cipher_decrypt (c, out, out, PLAIN_BYTES, 1024) != 0 ||
+        memcmp (out, plain, PLAIN_BYTES) != 0)
+      job->mismatches++;
+  }
+  free (out);
+}
+
+static void *
+thread_main (void *arg)
+{
+  struct thread_job *job = arg;
+  int i;
+
+  for (i = 0; i < 4; i++) {          /* two pools in turn per thread */
+    run_rounds (job, job->a, job->want_a);
+    run_rounds (job, job->b, job->want_b);
+  }
+  /* The main thread frees A and makes C, maybe at A's address: this
+   * thread's cached contexts of A must never be taken for C's. */
+  pthread_barrier_wait (job->barrier);
+  pthread_barrier_wait (job->barrier);
+  run_rounds (job, *job->c, job->want_c);
+  run_rounds (job, job->b, job->want_b);
+  return NULL;
+}
+
+static struct sector_cipher *
+thread_cipher (const char *spec, size_t key_bytes, uint8_t key_seed,
+               uint8_t *want)
+{
+  uint8_t key[64];
+  struct sector_cipher *c;
+
+  memset (key, key_seed, key_bytes);
+  key[key_bytes - 1] ^= 1;           /* XTS halves differ: native XTS */
+  c = new_cipher (spec, key, key_bytes, 4096, 0, false);
+  if (c != NULL)
+    sector_cipher_encrypt (c, want, plain, PLAIN_BYTES, 1024);
+  return c;
+}
+
+static void
+test_threads (void)
+{
+  static uint8_t want_a[PLAIN_BYTES], want_b[PLAIN_BYTES];
+  static uint8_t want_c[PLAIN_BYTES];
+  struct sector_cipher *a = thread_cipher ("aes-xts-plain64", 64, 1,
+                                           want_a);
+  struct sector_cipher *b = thread_cipher ("aes-cbc-essiv:sha256", 32,
+                                           2, want_b);
+  struct sector_cipher *c = NULL;
+  struct thread_job jobs[THREADS];
+  pthread_t tids[THREADS];
+  pthread_barrier_t barrier;
+  int i;
+
+  CHECK (a != NULL && b != NULL);
+  if (a == NULL || b == NULL)
+    return;
+  pthread_barrier_init (&barrier, NULL, THREADS + 1);
+  for (i = 0; i < THREADS; i++) {
+    jobs[i] = (struct thread_job) {
+      .a = a, .b = b, .c = &c, .want_a = want_a, .want_b = want_b,
+      .want_c = want_c, .barrier = &barrier,
+    };
+    CHECK (pthread_create (&tids[i], NULL, thread_main, &jobs[i]) == 0);
+  }
+  pthread_barrier_wait (&barrier);
+  sector_cipher_free (a);
+  c = thread_cipher ("aes-xts-plain64", 64, 3, want_c);
+  CHECK (c != NULL);
+  pthread_barrier_wait (&barrier);
+  for (i = 0; i < THREADS; i++) {
+    pthread_join (tids[i], NULL);
+    CHECK (jobs[i].mismatches == 0);
+  }
+  pthread_barrier_destroy (&barrier);
+  sector_cipher_free (b);
+  sector_cipher_free (c);
+}
+
+/* More live ciphers in one thread than its context cache holds. */
+static void
+test_many_ciphers (void)
+{
+  enum { N = 9 };
+  static uint8_t want[N][PLAIN_BYTES];
+  uint8_t *out = malloc (PLAIN_BYTES);
+  struct sector_cipher *c[N];
+  int i, round;
+
+  for (i = 0; i < N; i++) {
+    c[i] = thread_cipher ("aes-xts-plain64", 64, (uint8_t) (10 + i),
+                          want[i]);
+    CHECK (c[i] != NULL);
+    if (c[i] == NULL)
+      return;
+  }
+  for (round = 0; round < 3; round++)
+    for (i = 0; i < N; i++) {
+      CHECK (sector_cipher_encrypt (c[i], out, plain, PLAIN_BYTES,
+                                    1024) == 0);
+      CHECK (memcmp (out, want[i], PLAIN_BYTES) == 0);
+    }
+  for (i = 0; i < N; i++)
+    sector_cipher_free (c[i]);
+  free (out);
+}
+
+/* ---- benchmark --------------------------------------------------------- */
+
+/* CPU seconds of this thread: the per-core rate, whatever else the
+ * machine is running. */
+static double
+cpu_seconds (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+bench_one (const char *spec, size_t key_bytes, unsigned sector_size)
+{
+  const size_t buf_bytes = 1 << 20;
+  uint8_t key[64], *buf = malloc (buf_bytes);
+  struct sector_cipher *c;
+  double start, secs[2];
+  int dir, rounds[2];
+
+  make_key (key, key_bytes, KEY_PATTERN);
+  memset (buf, 0x5a, buf_bytes);
+  c = new_cipher (spec, key, key_bytes, sector_size, 0, false);
+  if (c == NULL)
+    exit (EXIT_FAILURE);
+  for (dir = 0; dir < 2; dir++) {
+    rounds[dir] = 0;
+    start = cpu_seconds ();
+    do {
+      (dir == 0 ? sector_cipher_encrypt : sector_cipher_decrypt)
+        (c, buf, buf, buf_bytes, (uint64_t) rounds[dir] * 2048);
+      rounds[dir]++;
+    } while ((secs[dir] = cpu_seconds () - start) < 1.0);
+  }
+  printf ("%-22s %3zu-byte key, %4u-byte sectors: encrypt %6.0f MB/s, "
+          "decrypt %6.0f MB/s\n", spec, key_bytes, sector_size,
+          rounds[0] * (buf_bytes / 1e6) / secs[0],
+          rounds[1] * (buf_bytes / 1e6) / secs[1]);
+  sector_cipher_free (c);
+  free (buf);
+}
+
+static void
+bench (void)
+{
+  printf ("one thread, 1 MiB buffer, in place, MB per CPU second:\n");
+  bench_one ("aes-xts-plain64", 64, 4096);
+  bench_one ("aes-xts-plain64", 64, 512);
+  bench_one ("aes-xts-plain64", 48, 4096);
+  bench_one ("aes-cbc-essiv:sha256", 32, 4096);
+}
+
+int
+main (int argc, char *argv[])
+{
+  if (argc == 2 && strcmp (argv[1], "--bench") == 0) {
+    bench ();
+    return 0;
+  }
+  if (argc == 2 && strcmp (argv[1], "--print-digests") == 0) {
+    print_digests ();
+    return 0;
+  }
+  make_plain ();
+  test_ieee_vectors ();
+  test_digests ();
+  test_iv_arithmetic ();
+  test_round_trips ();
+  test_equivalent_specs ();
+  test_reference_specs ();
+  test_luks1_images ();
+  test_refusals ();
+  test_bad_params ();
+  test_threads ();
+  test_many_ciphers ();
+  if (failures > 0) {
+    fprintf (stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf ("cipher: all checks passed\n");
+  return 0;
+}
