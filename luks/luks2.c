@@ -13,36 +13,6 @@
 #include "../common/log.h"
 #include "internal.h"
 
-/* Refuses a device in re-encryption or with requirements we do not
- * know: mapping only one of its segments would show wrong plaintext. */
-static int
-check_requirements (struct crypt_device *cd, const char *hdr_path)
-{
-  uint32_t req = 0;
-  const uint32_t reencrypt = CRYPT_REQUIREMENT_OFFLINE_REENCRYPT
-                             | CRYPT_REQUIREMENT_ONLINE_REENCRYPT;
-
-  if (crypt_persistent_flags_get (cd, CRYPT_FLAGS_REQUIREMENTS, &req) < 0)
-    {
-      nbdkit_error ("%s: cannot read the LUKS2 requirements", hdr_path);
-      return -1;
-    }
-  if ((req & reencrypt) != 0
-      || crypt_reencrypt_status (cd, NULL) != CRYPT_REENCRYPT_NONE)
-    {
-      nbdkit_error ("%s: LUKS2 device is in the middle of re-encryption: "
-                    "not supported", hdr_path);
-      return -1;
-    }
-  if (req != 0)
-    {
-      nbdkit_error ("%s: LUKS2 header has unknown requirements "
-                    "(flags 0x%" PRIx32 "): not supported", hdr_path, req);
-      return -1;
-    }
-  return 0;
-}
-
 /* The value of KEY in OBJ as a string, or NULL. */
 static const char *
 get_string (json_object *obj, const char *key)
@@ -53,6 +23,64 @@ get_string (json_object *obj, const char *key)
       || !json_object_is_type (val, json_type_string))
     return NULL;
   return json_object_get_string (val);
+}
+
+/* The names in config.requirements.mandatory, e.g. "req0 req1". */
+static void
+requirement_names (json_object *root, char *names, size_t size)
+{
+  json_object *config, *requirements, *mandatory;
+  size_t i, used = 0;
+
+  names[0] = '\0';
+  if (!json_object_object_get_ex (root, "config", &config)
+      || !json_object_object_get_ex (config, "requirements", &requirements)
+      || !json_object_object_get_ex (requirements, "mandatory", &mandatory)
+      || !json_object_is_type (mandatory, json_type_array))
+    return;
+  for (i = 0; i < json_object_array_length (mandatory) && used < size; i++)
+    used += snprintf (names + used, size - used, "%s%s", i ? " " : "",
+                      json_object_get_string
+                        (json_object_array_get_idx (mandatory, i)));
+}
+
+/* Refuses a device in re-encryption or with requirements we do not
+ * know: mapping only one of its segments would show wrong plaintext. */
+static int
+check_requirements (struct crypt_device *cd, json_object *root,
+                    const char *hdr_path)
+{
+  const uint32_t reencrypt = CRYPT_REQUIREMENT_OFFLINE_REENCRYPT
+                             | CRYPT_REQUIREMENT_ONLINE_REENCRYPT;
+  crypt_reencrypt_info status;
+  uint32_t req = 0;
+  char names[128];
+
+  if (crypt_persistent_flags_get (cd, CRYPT_FLAGS_REQUIREMENTS, &req) < 0)
+    {
+      nbdkit_error ("%s: cannot read the LUKS2 requirements", hdr_path);
+      return -1;
+    }
+  /* With unknown requirements this says INVALID, so it comes after. */
+  status = (req & ~reencrypt) == 0 ? crypt_reencrypt_status (cd, NULL)
+                                   : CRYPT_REENCRYPT_NONE;
+  if ((req & reencrypt) != 0 || status == CRYPT_REENCRYPT_CLEAN
+      || status == CRYPT_REENCRYPT_CRASH)
+    {
+      nbdkit_error ("%s: LUKS2 device is in the middle of re-encryption: "
+                    "not supported", hdr_path);
+      return -1;
+    }
+  if (req != 0 || status != CRYPT_REENCRYPT_NONE)
+    {
+      requirement_names (root, names, sizeof names);
+      if (names[0] == '\0')
+        snprintf (names, sizeof names, "flags 0x%" PRIx32, req);
+      nbdkit_error ("%s: LUKS2 header has unknown requirements (%s): "
+                    "not supported", hdr_path, names);
+      return -1;
+    }
+  return 0;
 }
 
 /* Segment flags ("in-reencryption", "backup-final", ...) only appear
@@ -181,15 +209,15 @@ luks2_check_segment (struct crypt_device *cd, const char *hdr_path,
   int r;
 
   memset (seg, 0, sizeof *seg);
-  if (check_requirements (cd, hdr_path) == -1)
-    return -1;
   if (crypt_dump_json (cd, &json, 0) < 0 || json == NULL
       || (root = json_tokener_parse (json)) == NULL)
     {
       nbdkit_error ("%s: cannot read the LUKS2 metadata", hdr_path);
       return -1;
     }
-  r = check_json (root, hdr_path, seg);
+  r = check_requirements (cd, root, hdr_path);
+  if (r == 0)
+    r = check_json (root, hdr_path, seg);
   json_object_put (root);
   if (r == -1)
     luks2_segment_free (seg);

@@ -41,7 +41,6 @@ luks_format ()  # luks_format TYPE IMAGE PASSPHRASE [extra cryptsetup args]
 {
   local type=$1 img=$2 pw=$3; shift 3
   local kdf=(--pbkdf pbkdf2 --pbkdf-force-iterations 1000)
-  [ "$type" = luks1 ] && kdf=(--pbkdf pbkdf2 --iter-time 1)
   printf %s "$pw" | cryptsetup luksFormat --batch-mode --type "$type" \
     "${kdf[@]}" --key-file - "$@" "$img" >/dev/null
 }
@@ -138,10 +137,12 @@ expect_equal ()  # expect_equal WHAT EXPECTED ACTUAL
 }
 
 # Runs CMD (which sees $uri) against the plugin serving with ARGS.
+# Stdin is /dev/null, so a loop reading its own stdin may call it.
 serve_dmcrypt ()  # serve_dmcrypt CMD plugin-args...
 {
   local cmd=$1; shift
-  timeout "$compat_timeout" nbdkit -U - "$plugin" "$@" --run "$cmd"
+  timeout "$compat_timeout" nbdkit -U - "$plugin" "$@" --run "$cmd" \
+    </dev/null
 }
 
 # Runs CMD against nbdkit's luks filter over IMG.  The filter of nbdkit
@@ -150,7 +151,7 @@ serve_dmcrypt ()  # serve_dmcrypt CMD plugin-args...
 serve_luks_filter ()  # serve_luks_filter IMG PWFILE CMD
 {
   timeout "$compat_timeout" nbdkit -U - file "$1" --filter=luks \
-    passphrase=+"$2" --run "$3"
+    passphrase=+"$2" --run "$3" </dev/null
 }
 
 # qemu's LUKS1 driver as a second opinion: the plaintext of IMG into OUT,
@@ -174,3 +175,30 @@ qemu_luks_size ()  # qemu_luks_size IMG PWFILE
     --object secret,id=sec0,file="$2" --image-opts "$(_qemu_luks_opts "$1")" \
     | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["virtual-size"])'
 }
+
+# ---- Forcing engine parameters on every test (docs/engine.md) ----
+# DMCRYPT_TEST_PARAMS="scheduler=fifo workers=3" tests/run-tests.sh runs
+# the whole suite with those plugin parameters: an nbdkit wrapper first
+# on PATH (so "timeout nbdkit" finds it too) inserts them right after
+# the plugin's path, and a test's own parameters, later on the line,
+# still win.
+dmcrypt_force_params ()
+{
+  local dir real
+  [ -n "${DMCRYPT_TEST_PARAMS:-}" ] || return 0
+  real=$(command -v nbdkit) || return 0
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-force.XXXXXX")
+  cleanup_fn "rm -rf '$dir'"
+  cat > "$dir/nbdkit" <<EOF
+#!/usr/bin/env bash
+args=()
+for a in "\$@"; do
+  args+=("\$a")
+  [ "\$a" = "$plugin" ] && args+=($DMCRYPT_TEST_PARAMS)
+done
+exec "$real" "\${args[@]}"
+EOF
+  chmod +x "$dir/nbdkit"
+  PATH="$dir:$PATH"
+}
+dmcrypt_force_params

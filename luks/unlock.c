@@ -1,0 +1,181 @@
+/* luks_unlock: load a LUKS1/LUKS2 header with libcryptsetup, refuse what
+ * a single dm-crypt table cannot map, unlock a keyslot, fill the table.
+ *
+ * Nothing is ever written to the image or the header.  libcryptsetup
+ * 2.6 repairs a damaged LUKS2 header copy inside crypt_load (a write);
+ * LUKS2_disk_hdr_read skips that repair when metadata locking is off,
+ * so locking is turned off for the whole process.  It would also need
+ * a lock directory (/run/cryptsetup) that ordinary users cannot write.
+ * The reads themselves use O_RDONLY descriptors; only activation and
+ * header writes open the device read-write, and we do neither. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libcryptsetup.h>
+
+#include "../common/log.h"
+#include "internal.h"
+#include "luks.h"
+
+/* The smallest header libcryptsetup reads: one LUKS2 binary header. */
+#define LUKS_MIN_HEADER_BYTES 4096
+
+static const char *
+header_path (const struct luks_unlock_params *p)
+{
+  return p->header_path ? p->header_path : p->data_path;
+}
+
+static int
+check_params (const struct luks_unlock_params *p)
+{
+  if (p->data_path == NULL)
+    {
+      nbdkit_error ("luks: no data file given");
+      return -1;
+    }
+  if ((p->passphrase == NULL) == (p->keyfile == NULL))
+    {
+      nbdkit_error ("luks: give either a passphrase or a key file");
+      return -1;
+    }
+  if (p->key_slot < CRYPT_ANY_SLOT)
+    {
+      nbdkit_error ("key-slot %d is out of range", p->key_slot);
+      return -1;
+    }
+  return 0;
+}
+
+/* An open failure with errno is clearer than libcryptsetup's "does not
+ * exist or access denied". */
+static int
+check_readable (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+
+  if (fd == -1)
+    {
+      nbdkit_error ("%s: %m", path);
+      return -1;
+    }
+  close (fd);
+  return 0;
+}
+
+static int
+init_device (const struct luks_unlock_params *p, struct crypt_device **cd)
+{
+  const char *why;
+  int r;
+
+  if (check_readable (p->data_path) == -1
+      || (p->header_path && check_readable (p->header_path) == -1))
+    return -1;
+  if (p->header_path)
+    r = crypt_init_data_device (cd, p->header_path, p->data_path);
+  else
+    r = crypt_init (cd, p->data_path);
+  if (r < 0)
+    {
+      why = luks_log_last_error ();
+      nbdkit_error ("%s: cannot open: %s", header_path (p),
+                    why ? why : strerror (-r));
+      return -1;
+    }
+  return 0;
+}
+
+static bool
+shorter_than_a_header (const char *path)
+{
+  struct stat st;
+
+  return stat (path, &st) == 0 && st.st_size < LUKS_MIN_HEADER_BYTES;
+}
+
+static const char *
+type_name (enum luks_type type)
+{
+  return type == LUKS_V1 ? CRYPT_LUKS1 : CRYPT_LUKS2;
+}
+
+/* Loads whatever LUKS version is there, then compares with the one asked
+ * for: crypt_load with a version would fail without saying why. */
+static int
+load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
+{
+  const char *why, *found;
+  int r;
+
+  r = crypt_load (cd, CRYPT_LUKS, NULL);
+  if (r < 0)
+    {
+      why = luks_log_last_error ();
+      if (why)
+        nbdkit_error ("%s: cannot load the LUKS header: %s",
+                      header_path (p), why);
+      /* Silent -EINVAL: no LUKS magic.  -EIO: a file too short to read
+       * a header from. */
+      else if (r == -EINVAL
+               || (r == -EIO && shorter_than_a_header (header_path (p))))
+        nbdkit_error ("%s: not a LUKS header", header_path (p));
+      else
+        nbdkit_error ("%s: cannot load the LUKS header: %s",
+                      header_path (p), strerror (-r));
+      return -1;
+    }
+  found = crypt_get_type (cd);
+  if (p->type != LUKS_ANY && strcmp (found, type_name (p->type)) != 0)
+    {
+      nbdkit_error ("%s: not a %s header (found %s)", header_path (p),
+                    type_name (p->type), found);
+      return -1;
+    }
+  return 0;
+}
+
+static void
+fill_info (struct crypt_device *cd, int key_slot, struct luks_info *info)
+{
+  const char *uuid = crypt_get_uuid (cd);
+
+  info->version = strcmp (crypt_get_type (cd), CRYPT_LUKS1) == 0 ? 1 : 2;
+  snprintf (info->uuid, sizeof info->uuid, "%s", uuid ? uuid : "");
+  info->key_slot = key_slot;
+}
+
+int
+luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
+             struct crypt_table *t, struct luks_info *info)
+{
+  struct crypt_device *cd = NULL;
+  int key_slot = -1;
+
+  memset (t, 0, sizeof *t);
+  memset (info, 0, sizeof *info);
+  if (check_params (p) == -1)
+    return -1;
+  luks_log_start ();
+  /* Never fails when disabling.  With it off, nothing writes: that is
+     all P->readonly needs. */
+  crypt_metadata_locking (NULL, 0);
+  if (init_device (p, &cd) == -1)
+    return -1;
+  /* Parameters before the key: a refusal should not cost a PBKDF run. */
+  if (load_header (cd, p) == -1
+      || luks_fill_params (cd, p, data_size, t) == -1
+      || (key_slot = luks_fetch_volume_key (cd, p, t)) == -1)
+    {
+      crypt_free (cd);
+      crypt_table_free (t);
+      return -1;
+    }
+  fill_info (cd, key_slot, info);
+  crypt_free (cd);
+  return 0;
+}
