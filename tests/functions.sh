@@ -198,7 +198,8 @@ for a in "\$@"; do
 done
 exec "$real" "\${args[@]}"
 EOF
-  chmod +x "$dir/nbdkit"
+  # Tests may run nbdkit as another user (test-readonly.sh).
+  chmod 755 "$dir" "$dir/nbdkit"
   PATH="$dir:$PATH"
 }
 dmcrypt_force_params

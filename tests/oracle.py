@@ -1,0 +1,678 @@
+#!/usr/bin/python3
+"""Independent dm-crypt sector encryption, the test suite's oracle.
+
+Written from the kernel's rules (drivers/md/dm-crypt.c), not from our C
+code, with the `cryptography` package doing the block cipher work:
+
+  * A mapping is a dm-crypt table line
+      0 LEN crypt SPEC HEXKEY IV_OFFSET DEV OFFSET [N OPT...]
+    LEN, IV_OFFSET and OFFSET count 512-byte sectors.  Our DEV is the
+    image file named on the command line; the table's device field is
+    ignored.
+  * Encryption sector k of the mapping (sector_size bytes) starts at the
+    512-byte sector s = k * sector_size / 512, and its IV sector is
+      s + IV_OFFSET                                (the default), or
+      (s + IV_OFFSET) >> log2(sector_size / 512)   with iv_large_sectors
+    -- crypt_convert_init sets cc_sector = sector + iv_offset, and
+    crypt_convert_block_skcipher shifts it right by sector_shift only
+    when CRYPT_IV_LARGE_SECTORS is set.
+  * A LUKS image is turned into such a table from its own header bytes
+    (LUKS1 binary header, LUKS2 JSON area), cross-checked against
+    `cryptsetup luksDump` when cryptsetup is installed.
+
+Ciphers: aes-xts (256, 384, 512-bit keys), aes-cbc and aes-ecb (128,
+192, 256), in the "aes-xts-plain64" or "capi:xts(aes)-plain64" spelling,
+and cipher_null; IV generators plain, plain64, plain64be, essiv:HASH,
+benbi, null and eboiv (cbc only).  tests/test-oracle-selfcheck.sh holds
+it to qemu, nbdkit's luks filter and cryptsetup's own userspace crypto.
+
+Usage (KEYHEX is the volume key, e.g. from luksDump --dump-volume-key):
+  oracle.py decrypt IMG OUT  MAPPING [--seek BYTES] [--length BYTES]
+  oracle.py encrypt IN IMG   MAPPING [--seek BYTES]
+  oracle.py size IMG MAPPING                 export size in bytes
+  oracle.py table-from-luks IMG KEYHEX [--header HDR]
+  oracle.py transcripts FILE...             records of dmsetup transcripts
+  oracle.py selftest
+where MAPPING is --table 'LINE' or --luks-key KEYHEX [--header HDR].
+OUT or IN may be "-" for stdout/stdin.  encrypt rewrites only the
+sectors that the input covers, decrypting and re-encrypting the partial
+sectors at its ends, so everything else in IMG is preserved.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+SECTOR_BYTES = 512          # the unit of every sector number in a table
+CHUNK_BYTES = 1 << 20       # IO granularity of decrypt/encrypt
+AES_BLOCK_BYTES = 16
+
+# Optional table arguments, in the order the kernel's crypt_status prints.
+FLAG_ORDER = ["allow_discards", "same_cpu_crypt", "submit_from_crypt_cpus",
+              "no_read_workqueue", "no_write_workqueue"]
+HIGH_PRIORITY = "high_priority"  # newer kernels; accepted and ignored
+
+
+class OracleError(Exception):
+    pass
+
+
+# --------------------------------------------------------------- cipher spec
+
+def parse_spec(spec):
+    """Returns (cipher, chainmode, ivmode, ivopts) as the kernel reads
+    SPEC: the old "cipher[:keycount]-chain-ivmode[:ivopts]" form or the
+    "capi:chain(cipher)-ivmode[:ivopts]" form."""
+    if spec.startswith("capi:"):
+        m = re.fullmatch(r"capi:(\w+)\((\w+)\)(?:-(\w+)(?::(\S+))?)?", spec)
+        if not m:
+            raise OracleError("unsupported capi cipher spec: " + spec)
+        chain, cipher, ivmode, ivopts = m.groups()
+    else:
+        parts = spec.split("-", 2)
+        cipher = parts[0]
+        chain = parts[1] if len(parts) > 1 else None
+        ivmode, ivopts = None, None
+        if len(parts) > 2:
+            ivmode, _, ivopts = parts[2].partition(":")
+            ivopts = ivopts or None
+        if ":" in cipher:
+            cipher, _, count = cipher.partition(":")
+            if count != "1":
+                raise OracleError("multi-key cipher specs unsupported")
+        # Compatibility rule of crypt_ctr_cipher_old: "aes" and
+        # "aes-plain" mean aes-cbc-plain.
+        if chain is None or (chain == "plain" and ivmode is None):
+            chain, ivmode = "cbc", "plain"
+    if chain != "ecb" and ivmode is None:
+        raise OracleError("IV mechanism required: " + spec)
+    if chain == "ecb":
+        ivmode, ivopts = None, None   # ecb has no IV; the kernel drops it
+    if cipher not in ("aes", "cipher_null"):
+        raise OracleError("unsupported cipher: " + cipher)
+    if cipher == "aes" and chain not in ("xts", "cbc", "ecb"):
+        raise OracleError("unsupported chain mode: %s" % chain)
+    if ivmode not in (None, "plain", "plain64", "plain64be", "essiv",
+                      "benbi", "null", "eboiv"):
+        raise OracleError("unsupported IV mode: %s" % ivmode)
+    if (ivmode == "essiv") != (ivopts is not None):
+        raise OracleError("IV options are for essiv only: " + spec)
+    if ivmode == "eboiv" and chain != "cbc":
+        raise OracleError("eboiv is for cbc only here: " + spec)
+    return cipher, chain, ivmode, ivopts
+
+
+class SectorCipher:
+    """Encrypts and decrypts runs of whole encryption sectors."""
+
+    def __init__(self, spec, key, sector_size, iv_offset, iv_large_sectors):
+        self.cipher, self.chain, self.ivmode, ivopts = parse_spec(spec)
+        self.key = key
+        self.sector_size = sector_size
+        self.iv_offset = iv_offset
+        self.iv_shift = ((sector_size // SECTOR_BYTES).bit_length() - 1
+                         if iv_large_sectors else 0)
+        if self.cipher == "cipher_null":
+            if key:
+                raise OracleError("cipher_null takes no key")
+            return
+        valid = (32, 48, 64) if self.chain == "xts" else (16, 24, 32)
+        if len(key) not in valid:
+            raise OracleError("%s-%s needs a key of %s bytes, not %d"
+                              % (self.cipher, self.chain, valid, len(key)))
+        self.essiv_ecb = None
+        if self.ivmode == "essiv":
+            # The ESSIV cipher is the data cipher keyed with H(volume key).
+            try:
+                salt = hashlib.new(ivopts, key).digest()
+            except ValueError:
+                raise OracleError("unknown essiv hash: " + ivopts)
+            if len(salt) not in (16, 24, 32):
+                raise OracleError("essiv hash %s is no AES key size" % ivopts)
+            self.essiv_ecb = Cipher(algorithms.AES(salt), modes.ECB())
+
+    def iv_sector(self, sector512):
+        return (sector512 + self.iv_offset) >> self.iv_shift
+
+    def ivs(self, sector512, count):
+        """The IVs of COUNT encryption sectors from SECTOR512 on."""
+        step = self.sector_size // SECTOR_BYTES
+        numbers = [self.iv_sector(sector512 + i * step) for i in range(count)]
+        mode = self.ivmode
+        if mode == "plain":
+            return [struct.pack("<I12x", n & 0xffffffff) for n in numbers]
+        if mode in ("plain64", "essiv"):
+            raw = [struct.pack("<Q8x", n & (2**64 - 1)) for n in numbers]
+            if mode == "plain64":
+                return raw
+            enc = self.essiv_ecb.encryptor()
+            out = enc.update(b"".join(raw)) + enc.finalize()
+            return [out[i:i + 16] for i in range(0, len(out), 16)]
+        if mode == "plain64be":
+            return [struct.pack(">8xQ", n & (2**64 - 1)) for n in numbers]
+        if mode == "benbi":
+            # Big-endian count of cipher blocks, 1-based: sector << (9 -
+            # log2(block size)) + 1, in the last 8 bytes.
+            shift = 9 - (AES_BLOCK_BYTES.bit_length() - 1)
+            return [struct.pack(">8xQ", ((n << shift) + 1) & (2**64 - 1))
+                    for n in numbers]
+        if mode == "null":
+            return [bytes(16)] * count
+        if mode == "eboiv":
+            # BitLocker's IV: the byte offset "iv_sector * sector_size"
+            # (the kernel's product, whatever unit iv_sector counts)
+            # encrypted with the volume key.
+            raw = b"".join(struct.pack("<Q8x", (n * self.sector_size)
+                                       & (2**64 - 1)) for n in numbers)
+            enc = Cipher(algorithms.AES(self.key), modes.ECB()).encryptor()
+            out = enc.update(raw) + enc.finalize()
+            return [out[i:i + 16] for i in range(0, len(out), 16)]
+        raise OracleError("no IV for %s" % mode)
+
+    def crypt(self, data, sector512, encrypt):
+        """Encrypts or decrypts DATA, whole encryption sectors whose first
+        one starts at 512-byte sector SECTOR512 of the mapping."""
+        ss = self.sector_size
+        if len(data) % ss:
+            raise OracleError("internal: partial sector")
+        if self.cipher == "cipher_null":
+            return bytes(data)
+        if self.chain == "ecb":
+            c = Cipher(algorithms.AES(self.key), modes.ECB())
+            op = c.encryptor() if encrypt else c.decryptor()
+            return op.update(data) + op.finalize()
+        count = len(data) // ss
+        ivs = self.ivs(sector512, count)
+        half = len(self.key) // 2
+        if self.chain == "xts" and (len(self.key) == 48 or
+                                    self.key[:half] == self.key[half:]):
+            return xts_by_hand(self.key, ivs, data, ss, encrypt)
+        mode = modes.XTS if self.chain == "xts" else modes.CBC
+        aes = algorithms.AES(self.key)
+        out = []
+        for i in range(count):
+            c = Cipher(aes, mode(ivs[i]))
+            op = c.encryptor() if encrypt else c.decryptor()
+            out.append(op.update(data[i * ss:(i + 1) * ss]) + op.finalize())
+        return b"".join(out)
+
+
+def xor_bytes(a, b):
+    n = len(a)
+    return (int.from_bytes(a, "little") ^
+            int.from_bytes(b, "little")).to_bytes(n, "little")
+
+
+def xts_by_hand(key, ivs, data, sector_size, encrypt):
+    """XTS (IEEE 1619) from AES-ECB, for what OpenSSL's XTS refuses: AES-192
+    keys, and keys with equal halves (the kernel takes them unless in
+    FIPS mode).  Tweak T0 = AES(K2, IV); block j is AES(K1, P ^ Tj) ^ Tj
+    with Tj+1 = Tj * x in GF(2^128), little-endian."""
+    half = len(key) // 2
+    ecb2 = Cipher(algorithms.AES(key[half:]), modes.ECB()).encryptor()
+    firsts = ecb2.update(b"".join(ivs)) + ecb2.finalize()
+    mask = (1 << 128) - 1
+    tweaks = []
+    for i in range(len(ivs)):
+        t = int.from_bytes(firsts[i * 16:(i + 1) * 16], "little")
+        for _ in range(sector_size // AES_BLOCK_BYTES):
+            tweaks.append(t.to_bytes(16, "little"))
+            t = ((t << 1) & mask) ^ (0x87 if t >> 127 else 0)
+    tweak = b"".join(tweaks)
+    c = Cipher(algorithms.AES(key[:half]), modes.ECB())
+    op = c.encryptor() if encrypt else c.decryptor()
+    return xor_bytes(op.update(xor_bytes(data, tweak)) + op.finalize(), tweak)
+
+
+# ------------------------------------------------------------------- tables
+
+class Mapping:
+    """One dm-crypt target: where the mapping lies on the image and how
+    it is encrypted."""
+
+    def __init__(self, spec, key, iv_offset, offset, length, sector_size=512,
+                 flags=(), iv_large_sectors=False):
+        self.spec, self.key = spec, key
+        self.iv_offset, self.offset, self.length = iv_offset, offset, length
+        self.sector_size = sector_size
+        self.flags = [f for f in FLAG_ORDER if f in flags]
+        self.iv_large_sectors = iv_large_sectors
+        if sector_size < 512 or sector_size > 4096 or \
+           sector_size & (sector_size - 1):
+            raise OracleError("invalid sector_size %d" % sector_size)
+        per = sector_size // SECTOR_BYTES
+        for name, value in (("length", length), ("iv_offset", iv_offset),
+                            ("device offset", offset)):
+            if value % per:
+                raise OracleError("%s %d is no multiple of %d sectors"
+                                  % (name, value, per))
+        self.cipher = SectorCipher(spec, key, sector_size, iv_offset,
+                                   iv_large_sectors)
+
+    @property
+    def size_bytes(self):
+        return self.length * SECTOR_BYTES
+
+    def options(self):
+        opts = list(self.flags)
+        if self.sector_size != 512:
+            opts.append("sector_size:%d" % self.sector_size)
+        if self.iv_large_sectors:
+            opts.append("iv_large_sectors")
+        return opts
+
+    def table(self, device):
+        key = self.key.hex() if self.key else "-"
+        line = "0 %d crypt %s %s %d %s %d" % (self.length, self.spec, key,
+                                             self.iv_offset, device,
+                                             self.offset)
+        opts = self.options()
+        if opts:
+            line += " %d %s" % (len(opts), " ".join(opts))
+        return line
+
+
+def parse_table(line):
+    words = line.split()
+    if len(words) < 8 or words[2] != "crypt":
+        raise OracleError("not a crypt table line: need 8 words or more")
+    start, length = int(words[0]), int(words[1])
+    if start != 0:
+        raise OracleError("start must be 0")
+    spec, keyhex = words[3], words[4]
+    if keyhex.startswith(":"):
+        raise OracleError("keyring keys are not supported; give hex")
+    key = b"" if keyhex == "-" else bytes.fromhex(keyhex)
+    iv_offset, offset = int(words[5]), int(words[7])
+    sector_size, large, flags = 512, False, []
+    if len(words) > 8:
+        count = int(words[8])
+        opts = words[9:9 + count]
+        # The kernel reads exactly COUNT words and ignores the rest.
+        if len(opts) < count:
+            raise OracleError("fewer optional arguments than their count")
+        for opt in opts:
+            if opt in FLAG_ORDER:
+                flags.append(opt)
+            elif opt == "iv_large_sectors":
+                large = True
+            elif opt.startswith("sector_size:"):
+                sector_size = int(opt.split(":", 1)[1])
+            elif opt == HIGH_PRIORITY:
+                pass
+            else:
+                raise OracleError("unsupported optional argument: " + opt)
+    return Mapping(spec, key, iv_offset, offset, length, sector_size, flags,
+                   large)
+
+
+# --------------------------------------------------------------------- LUKS
+
+LUKS_MAGIC = b"LUKS\xba\xbe"
+LUKS2_FLAG_MAP = {"allow-discards": "allow_discards",
+                  "same-cpu-crypt": "same_cpu_crypt",
+                  "submit-from-crypt-cpus": "submit_from_crypt_cpus",
+                  "no-read-workqueue": "no_read_workqueue",
+                  "no-write-workqueue": "no_write_workqueue"}
+
+
+def cstr(raw):
+    return raw.split(b"\0", 1)[0].decode()
+
+
+def read_luks_header(path):
+    """Returns a dict: version, spec, offset_bytes, length_bytes (None =
+    the whole device), iv_tweak, sector_size, flags, key_bytes."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+        if head[:6] != LUKS_MAGIC:
+            raise OracleError("%s: not a LUKS header" % path)
+        version = struct.unpack(">H", head[6:8])[0]
+        if version == 1:
+            return {"version": 1,
+                    "spec": cstr(head[8:40]) + "-" + cstr(head[40:72]),
+                    "offset_bytes":
+                        struct.unpack(">I", head[104:108])[0] * SECTOR_BYTES,
+                    "length_bytes": None, "iv_tweak": 0, "sector_size": 512,
+                    "flags": [],
+                    "key_bytes": struct.unpack(">I", head[108:112])[0]}
+        if version != 2:
+            raise OracleError("%s: LUKS version %d" % (path, version))
+        hdr_size = struct.unpack(">Q", head[8:16])[0]
+        meta = json.loads(f.read(hdr_size - 4096).rstrip(b"\0"))
+    reqs = meta.get("config", {}).get("requirements", {}).get("mandatory")
+    if reqs:
+        raise OracleError("LUKS2 requirements unsupported: %s" % reqs)
+    crypt_segments = sorted((int(k), v) for k, v in meta["segments"].items()
+                            if v["type"] == "crypt")
+    if len(crypt_segments) != 1:
+        raise OracleError("need exactly one crypt segment")
+    seg = crypt_segments[0][1]
+    if seg.get("integrity"):
+        raise OracleError("LUKS2 integrity segments unsupported")
+    key_bytes = None
+    for slot in meta.get("keyslots", {}).values():
+        key_bytes = slot.get("key_size")
+    flags = [LUKS2_FLAG_MAP[f] for f in meta.get("config", {})
+             .get("flags", []) if f in LUKS2_FLAG_MAP]
+    return {"version": 2, "spec": seg["encryption"],
+            "offset_bytes": int(seg["offset"]),
+            "length_bytes": None if seg["size"] == "dynamic"
+            else int(seg["size"]),
+            "iv_tweak": int(seg.get("iv_tweak", "0")),
+            "sector_size": int(seg["sector_size"]),
+            "flags": flags, "key_bytes": key_bytes}
+
+
+def luksdump_fields(header_path):
+    """What `cryptsetup luksDump` says, for the cross-check: spec, data
+    offset in bytes, sector size.  None when cryptsetup is missing."""
+    if not shutil.which("cryptsetup"):
+        return None
+    # --disable-locks: no lock directory needed, and libcryptsetup then
+    # leaves a LUKS2 header alone instead of repairing it.
+    out = subprocess.run(["cryptsetup", "luksDump", "--disable-locks",
+                          header_path], capture_output=True, text=True,
+                         check=True).stdout
+    fields = {}
+    v1 = {"Cipher name": "name", "Cipher mode": "mode",
+          "Payload offset": "payload"}
+    for line in out.splitlines():
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key in v1:
+            fields[v1[key]] = value
+        elif key in ("offset", "cipher", "sector") and key not in fields:
+            fields[key] = value.split()[0]
+    if "name" in fields:
+        return (fields["name"] + "-" + fields["mode"],
+                int(fields["payload"]) * SECTOR_BYTES, 512)
+    return (fields["cipher"], int(fields["offset"]), int(fields["sector"]))
+
+
+def mapping_from_luks(image, key, header=None):
+    hdr = read_luks_header(header or image)
+    dumped = luksdump_fields(header or image)
+    mine = (hdr["spec"], hdr["offset_bytes"], hdr["sector_size"])
+    if dumped is not None and dumped != mine:
+        raise OracleError("header parse %s disagrees with luksDump %s"
+                          % (mine, dumped))
+    if hdr["key_bytes"] is not None and hdr["key_bytes"] != len(key):
+        raise OracleError("volume key is %d bytes, header says %d"
+                          % (len(key), hdr["key_bytes"]))
+    if hdr["offset_bytes"] % SECTOR_BYTES:
+        raise OracleError("data offset is not sector aligned")
+    offset = hdr["offset_bytes"] // SECTOR_BYTES
+    if hdr["length_bytes"] is None:
+        # cryptsetup counts whole 512-byte sectors of the data device.
+        length = os.path.getsize(image) // SECTOR_BYTES - offset
+        per = hdr["sector_size"] // SECTOR_BYTES
+        if length % per:
+            print("oracle: note: payload of %d sectors is no multiple of "
+                  "%d; cryptsetup 2.6 would refuse it, rounded down"
+                  % (length, per), file=sys.stderr)
+            length -= length % per
+    else:
+        length = hdr["length_bytes"] // SECTOR_BYTES
+    if length <= 0:
+        raise OracleError("image too small for its data offset")
+    return Mapping(hdr["spec"], key, hdr["iv_tweak"], offset, length,
+                   hdr["sector_size"], hdr["flags"])
+
+
+# ----------------------------------------------------------------------- IO
+
+def check_image(mapping, img):
+    need = (mapping.offset + mapping.length) * SECTOR_BYTES
+    have = os.fstat(img.fileno()).st_size
+    if have < need:
+        raise OracleError("image is %d bytes, the mapping needs %d"
+                          % (have, need))
+
+
+def read_exact(f, pos, size):
+    data = os.pread(f.fileno(), size, pos)
+    if len(data) != size:
+        raise OracleError("short read at %d" % pos)
+    return data
+
+
+def decrypt_range(mapping, img, start, end):
+    """Plaintext of mapping bytes [START, END), both sector aligned."""
+    base = mapping.offset * SECTOR_BYTES
+    raw = read_exact(img, base + start, end - start)
+    return mapping.cipher.crypt(raw, start // SECTOR_BYTES, encrypt=False)
+
+
+def do_decrypt(mapping, img_path, out_path, seek, length):
+    ss = mapping.sector_size
+    size = mapping.size_bytes
+    end = size if length is None else seek + length
+    if seek < 0 or end > size or end < seek:
+        raise OracleError("range %d+%d is outside the %d byte mapping"
+                          % (seek, end - seek, size))
+    out = sys.stdout.buffer if out_path == "-" else open(out_path, "wb")
+    with open(img_path, "rb") as img:
+        check_image(mapping, img)
+        pos = seek // ss * ss
+        while pos < end:
+            stop = min(pos + CHUNK_BYTES, (end + ss - 1) // ss * ss)
+            plain = decrypt_range(mapping, img, pos, stop)
+            lo, hi = max(seek, pos) - pos, min(end, stop) - pos
+            out.write(plain[lo:hi])
+            pos = stop
+    if out is not sys.stdout.buffer:
+        out.close()
+
+
+def do_encrypt(mapping, in_path, img_path, seek):
+    ss = mapping.sector_size
+    src = sys.stdin.buffer if in_path == "-" else open(in_path, "rb")
+    data = src.read()
+    end = seek + len(data)
+    if seek < 0 or end > mapping.size_bytes:
+        raise OracleError("input of %d bytes at %d overflows the %d byte "
+                          "mapping" % (len(data), seek, mapping.size_bytes))
+    base = mapping.offset * SECTOR_BYTES
+    with open(img_path, "r+b") as img:
+        check_image(mapping, img)
+        pos = seek // ss * ss
+        while pos < end:
+            stop = min(pos + CHUNK_BYTES, (end + ss - 1) // ss * ss)
+            if seek <= pos and stop <= end:
+                plain = data[pos - seek:stop - seek]
+            else:
+                # Partial sectors at the ends: keep the bytes around them.
+                plain = bytearray(decrypt_range(mapping, img, pos, stop))
+                lo, hi = max(seek, pos), min(end, stop)
+                plain[lo - pos:hi - pos] = data[lo - seek:hi - seek]
+            cipher = mapping.cipher.crypt(bytes(plain), pos // SECTOR_BYTES,
+                                          encrypt=True)
+            os.pwrite(img.fileno(), cipher, base + pos)
+            pos = stop
+
+
+# -------------------------------------------------------------- transcripts
+
+def transcript_records(paths):
+    """Reads kernel dmsetup transcripts ("$ command" lines, the output
+    under each) into tab-separated records, one a line:
+      TABLE    FILE NAME accepted|refused TABLE   (dmsetup create)
+      SHOWKEYS FILE NAME TABLE                     (hex keys only)
+      GEOM     FILE NAME getss=N getsz=N ...       (blockdev of the map)
+      FORMAT   FILE - LUKSFORMAT-ARGS              (from the comments)
+    FILE is the transcript's name without ".txt"."""
+    records = []
+    for path in paths:
+        base = os.path.basename(path)
+        base = base[:-4] if base.endswith(".txt") else base
+        lines = open(path).read().splitlines()
+        for i, line in enumerate(lines):
+            m = re.search(r"cryptsetup luksFormat (.*) IMAGE$", line)
+            if line.startswith("#") and m:
+                records.append(("FORMAT", base, "-", m.group(1)))
+            if not line.startswith("$ "):
+                continue
+            out = []
+            for later in lines[i + 1:]:
+                if later.startswith(("$ ", "# ")):
+                    break
+                out.append(later)
+            argv = shlex.split(line[2:])
+            if argv[:2] == ["dmsetup", "create"] and "--table" in argv:
+                table = argv[argv.index("--table") + 1]
+                name = [a for a in argv[2:] if not a.startswith("-")
+                        and a != table][0]
+                refused = any(o.startswith("device-mapper:") for o in out)
+                records.append(("TABLE", base, name,
+                                "refused" if refused else "accepted", table))
+            elif argv[:3] == ["dmsetup", "table", "--showkeys"] and out:
+                words = out[0].split()
+                if len(words) > 4 and words[2] == "crypt" and \
+                        not words[4].startswith(":"):
+                    records.append(("SHOWKEYS", base, argv[3], out[0]))
+            elif argv[:1] == ["blockdev"] and \
+                    argv[-1].startswith("/dev/mapper/"):
+                opts = [a.lstrip("-") for a in argv[1:-1]]
+                if len(out) >= len(opts):
+                    records.append(("GEOM", base, argv[-1][12:],
+                                    " ".join("%s=%s" % kv for kv in
+                                             zip(opts, out))))
+    seen = set()
+    for r in records:
+        if r not in seen:
+            seen.add(r)
+            print("\t".join(r))
+
+
+# ----------------------------------------------------------------- selftest
+
+def selftest():
+    """Cheap checks that need no external tool: the IEEE 1619 XTS vector
+    with a 512-byte data unit, the IV layouts, and round trips."""
+    # IEEE P1619/D16 vector 4: key 2718..., 3141..., data unit 0.
+    key = bytes.fromhex("27182818284590452353602874713526"
+                        "31415926535897932384626433832795")
+    plain = bytes(range(256)) * 2
+    c = SectorCipher("aes-xts-plain64", key, 512, 0, False)
+    want = "27a7479befa1d476489f308cd4cfa6e2a96e4bbe3208ff25287dd3819616e89c"
+    got = c.crypt(plain, 0, True)[:32].hex()
+    assert got == want, "XTS vector 4: %s" % got
+    # The hand-made XTS agrees with OpenSSL's where both exist.
+    for klen in (32, 64):
+        k = os.urandom(klen)
+        ivs = [os.urandom(16) for _ in range(3)]
+        data = os.urandom(3 * 1024)
+        for enc in (True, False):
+            lib = SectorCipher("aes-xts-plain64", k, 1024, 0, False)
+            lib.ivs = lambda sector512, count, ivs=ivs: ivs
+            assert lib.crypt(data, 0, enc) == \
+                xts_by_hand(k, ivs, data, 1024, enc), "XTS by hand"
+    c = SectorCipher("aes-cbc-plain", key[:16], 4096, 8, True)
+    assert c.ivs(0x7fffffff0, 2) == [struct.pack("<I12x", 0xffffffff),
+                                     bytes(16)]   # plain truncates
+    c = SectorCipher("aes-cbc-benbi", key[:16], 512, 0, False)
+    assert c.ivs(2, 1)[0] == struct.pack(">8xQ", 65)
+    c = SectorCipher("aes-cbc-plain64be", key[:16], 1024, 6, False)
+    assert c.ivs(2, 2)[1] == struct.pack(">8xQ", 10)
+    for spec, klen in (("aes-xts-plain64", 64), ("aes-cbc-essiv:sha256", 32),
+                       ("aes-xts-plain64", 48), ("aes-cbc-eboiv", 32),
+                       ("aes-ecb", 24), ("aes-cbc-null", 16),
+                       ("capi:xts(aes)-plain", 32)):
+        for ss in (512, 1024, 2048, 4096):
+            c = SectorCipher(spec, os.urandom(klen), ss, 16, True)
+            data = os.urandom(ss * 3)
+            enc = c.crypt(data, 24, True)
+            assert enc != data and c.crypt(enc, 24, False) == data
+            # Sector-by-sector equals one call: the IV follows the sector.
+            step = ss // SECTOR_BYTES
+            parts = b"".join(c.crypt(data[i * ss:(i + 1) * ss],
+                                     24 + i * step, True) for i in range(3))
+            assert parts == enc, spec
+    print("oracle selftest: ok")
+
+
+# --------------------------------------------------------------------- main
+
+def nonneg_int(text):
+    value = int(text, 0)
+    if value < 0:
+        raise argparse.ArgumentTypeError("negative: " + text)
+    return value
+
+
+def add_mapping_args(p):
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--table", help="dm-crypt table line (device ignored)")
+    g.add_argument("--luks-key", metavar="KEYHEX", help="LUKS volume key")
+    p.add_argument("--header", help="detached LUKS header")
+
+
+def get_mapping(args, image):
+    if args.table:
+        return parse_table(args.table)
+    return mapping_from_luks(image, bytes.fromhex(args.luks_key),
+                             args.header)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("decrypt")
+    p.add_argument("image")
+    p.add_argument("out")
+    p.add_argument("--seek", type=nonneg_int, default=0)
+    p.add_argument("--length", type=nonneg_int)
+    add_mapping_args(p)
+    p = sub.add_parser("encrypt")
+    p.add_argument("input")
+    p.add_argument("image")
+    p.add_argument("--seek", type=nonneg_int, default=0)
+    add_mapping_args(p)
+    p = sub.add_parser("size")
+    p.add_argument("image")
+    add_mapping_args(p)
+    p = sub.add_parser("table-from-luks")
+    p.add_argument("image")
+    p.add_argument("keyhex")
+    p.add_argument("--header")
+    p = sub.add_parser("transcripts")
+    p.add_argument("files", nargs="+")
+    sub.add_parser("selftest")
+    args = ap.parse_args(argv)
+
+    if args.cmd == "selftest":
+        selftest()
+    elif args.cmd == "transcripts":
+        transcript_records(args.files)
+    elif args.cmd == "table-from-luks":
+        m = mapping_from_luks(args.image, bytes.fromhex(args.keyhex),
+                              args.header)
+        print(m.table(args.image))
+    elif args.cmd == "size":
+        print(get_mapping(args, args.image).size_bytes)
+    elif args.cmd == "decrypt":
+        do_decrypt(get_mapping(args, args.image), args.image, args.out,
+                   args.seek, args.length)
+    elif args.cmd == "encrypt":
+        do_encrypt(get_mapping(args, args.image), args.input, args.image,
+                   args.seek)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except (OracleError, ValueError, OSError,
+            subprocess.CalledProcessError) as e:
+        print("oracle: %s" % e, file=sys.stderr)
+        sys.exit(1)
