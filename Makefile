@@ -19,7 +19,7 @@ ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \
 LDLIBS_ALL = $(PKG_LIBS) -pthread
 
 CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c \
-                               scheduler/*.c luks/*.c))
+                               scheduler/*.c luks/*.c control/*.c))
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 CORE_LIB   = common/libdmcore.a
 PLUGIN_SRCS = $(sort $(wildcard plugin/*.c))
@@ -30,9 +30,14 @@ UNIT_SRCS  = $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 TOOL_SRCS  = $(sort $(wildcard tools/*.c))
 TOOL_BINS  = $(TOOL_SRCS:.c=)
+# dmcryptctl has more files than one: tools/ctl/*.c.
+CTL_OBJS   = $(patsubst %.c,%.o,$(sort $(wildcard tools/ctl/*.c)))
 
 PLUGINDIR := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
 MANDIR    ?= /usr/share/man
+BINDIR    ?= /usr/local/bin
+
+.SECONDARY: $(STUBS)
 
 .PHONY: all check check-unit demo install bench deps clean check-asan \
         check-tsan man
@@ -56,7 +61,14 @@ tools/%: tools/%.c $(CORE_LIB) $(STUBS)
 	$(CC) $(ALL_CFLAGS) $(NBD_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) \
 	  $(LDLIBS_ALL) $(NBD_LIBS)
 
-man: plugin/nbdkit-dmcrypt-plugin.1
+tools/dmcryptctl: tools/dmcryptctl.c $(CTL_OBJS) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CTL_OBJS) $(CORE_LIB) $(LDLIBS_ALL)
+
+man: plugin/nbdkit-dmcrypt-plugin.1 tools/dmcryptctl.1
+
+tools/dmcryptctl.1: tools/dmcryptctl.pod
+	pod2man --section=1 --center="dmcrypt" --release="dmcrypt" \
+	  --name=dmcryptctl $< > $@
 
 plugin/nbdkit-dmcrypt-plugin.1: plugin/nbdkit-dmcrypt-plugin.pod
 	pod2man --section=1 --center="nbdkit" --release="dmcrypt" \
@@ -92,11 +104,14 @@ bench: deps
 	@tools/bench.sh
 
 install: $(PLUGIN)
-	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(BINDIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 plugin/nbdkit-dmcrypt-plugin.1 $(DESTDIR)$(MANDIR)/man1/
-	for t in $(TOOL_BINS); do install -m 0755 $$t $(DESTDIR)/usr/local/bin/; done
+	-install -m 0644 tools/dmcryptctl.1 $(DESTDIR)$(MANDIR)/man1/
+	for t in $(TOOL_BINS); do install -m 0755 $$t $(DESTDIR)$(BINDIR)/; done
 
 clean:
 	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
-	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1
+	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
+	  $(CTL_OBJS) tools/dmcryptctl.1

@@ -21,11 +21,12 @@ nbdkit -U - "$plugin" "$dir/demo.img" passphrase=+"$dir/pw.txt" --run '
   echo "export size: $(nbdinfo --size "$uri") bytes"
   echo "writing 8 MiB of random data at offset 0 with nbdcopy"
   nbdcopy '"$dir"'/data.bin "$uri"
-  echo "reading it back"
-  nbdcopy "$uri" - | head -c 8M > '"$dir"'/readback.bin
+  echo "reading the whole export back"
+  nbdcopy "$uri" '"$dir"'/export.bin
 '
 
 step "Checking"
+head -c 8M "$dir/export.bin" > "$dir/readback.bin"
 sum_in=$(sha256sum < "$dir/data.bin" | cut -c1-64)
 sum_out=$(sha256sum < "$dir/readback.bin" | cut -c1-64)
 echo "sha256 written:   $sum_in"
@@ -36,6 +37,17 @@ raw=$(dd if="$dir/demo.img" bs=1M skip=$((offset / 1048576)) count=8 \
         status=none | sha256sum | cut -c1-64)
 echo "sha256 of the raw ciphertext at the data offset ($offset bytes): $raw"
 [ "$raw" != "$sum_in" ] || { echo "demo: data is not encrypted" >&2; exit 1; }
+
+step "Decrypting the image independently (cryptsetup's volume key + tests/oracle.py)"
+key=$(cryptsetup luksDump --dump-volume-key --batch-mode \
+        --key-file "$dir/pw.txt" "$dir/demo.img" \
+      | awk '/MK dump:/ {p=1; sub(/.*MK dump:/, "")} p' | tr -d ' \t\n:')
+/usr/bin/python3 tests/oracle.py decrypt --luks-key "$key" --length 8388608 \
+  "$dir/demo.img" "$dir/oracle.bin"
+sum_oracle=$(sha256sum < "$dir/oracle.bin" | cut -c1-64)
+echo "sha256 by the oracle: $sum_oracle"
+[ "$sum_oracle" = "$sum_in" ] || { echo "demo: oracle disagrees" >&2; exit 1; }
+unset key
 echo
 echo "demo: OK — plaintext round-trips through dmcrypt, the image holds only ciphertext."
 echo "Try it yourself:  nbdkit $plugin demo/demo.img passphrase=+demo/pw.txt"
