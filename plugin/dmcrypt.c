@@ -11,7 +11,9 @@
 #include <nbdkit-plugin.h>
 #include <openssl/opensslv.h>
 
+#include "control.h"
 #include "dmcrypt.h"
+#include "live.h"
 
 #define DMCRYPT_VERSION "0.1"
 
@@ -21,13 +23,16 @@ NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;  /* -D dmcrypt.writeout=1 */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;   /* -D dmcrypt.workers=1 */
 
 /* Open NBD connections: dmsetup's "Open count". */
-static atomic_uint open_count;
-/* The live table's read-only flag (dmsetup create --readonly). */
-static atomic_bool live_readonly;
+atomic_uint open_count;
+/* The live table's read-only flag (dmsetup create --readonly); a
+ * reload + resume (live.c) may flip it. */
+atomic_bool live_readonly;
 
 static void
 dmcrypt_unload (void)
 {
+  control_close ();
+  live_free ();
   volume_close ();
   dmcrypt_params_free ();
 }
@@ -50,7 +55,7 @@ dmcrypt_config_complete (void)
                     | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
                     | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0));
   atomic_store (&live_readonly, params.readonly);
-  return 0;
+  return live_init () == -1 || control_open () == -1 ? -1 : 0;
 }
 
 /* The engine's summary, once all connections are gone. */
@@ -60,6 +65,8 @@ dmcrypt_cleanup (void)
   struct engine_stats st;
   char line[1024];
 
+  /* No table swap may run from the control socket from now on. */
+  control_close ();
   if (volume.engine == NULL)
     return;
   engine_get_stats (volume.engine, &st);
@@ -69,7 +76,9 @@ dmcrypt_cleanup (void)
 static int
 dmcrypt_after_fork (void)
 {
-  return engine_start (volume.engine);
+  if (engine_start (volume.engine) == -1)
+    return -1;
+  return control_start ();
 }
 
 static void *
@@ -93,14 +102,14 @@ static int64_t
 dmcrypt_get_size (void *handle)
 {
   (void) handle;
-  return volume.size;
+  return live_size ();
 }
 
 static int
 dmcrypt_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                     uint32_t *maximum)
 {
-  unsigned ss = volume.table.sector_size;
+  unsigned ss = live_sector_size ();
 
   (void) handle;
   *minimum = params.min_block_size ? params.min_block_size : ss;
@@ -134,7 +143,7 @@ static int
 dmcrypt_can_trim (void *handle)
 {
   (void) handle;
-  return (volume.table.flags & CT_ALLOW_DISCARDS) != 0;
+  return (live_flags () & CT_ALLOW_DISCARDS) != 0;
 }
 
 static int
@@ -153,18 +162,6 @@ dmcrypt_can_multi_conn (void *handle)
   return 1;
 }
 
-/* Writes on a connection opened while the table was read-write fail
- * once a read-only table is live, as on the kernel. */
-static int
-refuse_if_readonly (void)
-{
-  if (atomic_load (&live_readonly)) {
-    nbdkit_set_error (EROFS);
-    return -1;
-  }
-  return 0;
-}
-
 static int
 report (int r, const char *op)
 {
@@ -180,50 +177,78 @@ static int
 dmcrypt_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
 {
+  int r;
+
   (void) handle; (void) flags;
-  return report (engine_read (volume.engine, buf, count, offset), "pread");
+  if (live_enter (offset, count, false) == -1)
+    return -1;
+  r = report (engine_read (volume.engine, buf, count, offset), "pread");
+  live_leave ();
+  return r;
 }
 
 static int
 dmcrypt_pwrite (void *handle, const void *buf, uint32_t count,
                 uint64_t offset, uint32_t flags)
 {
+  int r;
+
+  /* live_enter refuses writes while the live table is read-only, also
+   * on a connection opened while it was read-write, as on the kernel. */
   (void) handle;
-  if (refuse_if_readonly () == -1)
+  if (live_enter (offset, count, true) == -1)
     return -1;
-  return report (engine_write (volume.engine, buf, count, offset,
-                               flags & NBDKIT_FLAG_FUA), "pwrite");
+  r = report (engine_write (volume.engine, buf, count, offset,
+                            flags & NBDKIT_FLAG_FUA), "pwrite");
+  live_leave ();
+  return r;
 }
 
 static int
 dmcrypt_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  int r;
+
   (void) handle;
-  if (refuse_if_readonly () == -1)
+  if (live_enter (offset, count, true) == -1)
     return -1;
-  return report (engine_zero (volume.engine, count, offset,
-                              flags & NBDKIT_FLAG_FUA), "zero");
+  r = report (engine_zero (volume.engine, count, offset,
+                           flags & NBDKIT_FLAG_FUA), "zero");
+  live_leave ();
+  return r;
 }
 
 static int
 dmcrypt_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  int r;
+
   (void) handle;
-  if (refuse_if_readonly () == -1)
+  if (live_enter (offset, count, true) == -1)
     return -1;
-  if (!(volume.table.flags & CT_ALLOW_DISCARDS)) {
+  /* A connection opened while discards were allowed outlives them. */
+  if (!(live_flags () & CT_ALLOW_DISCARDS)) {
+    live_leave ();
     nbdkit_set_error (EOPNOTSUPP);
     return -1;
   }
-  return report (engine_trim (volume.engine, count, offset,
-                              flags & NBDKIT_FLAG_FUA), "trim");
+  r = report (engine_trim (volume.engine, count, offset,
+                           flags & NBDKIT_FLAG_FUA), "trim");
+  live_leave ();
+  return r;
 }
 
 static int
 dmcrypt_flush (void *handle, uint32_t flags)
 {
+  int r;
+
   (void) handle; (void) flags;
-  return report (engine_flush (volume.engine), "flush");
+  if (live_enter (0, 0, false) == -1)
+    return -1;
+  r = report (engine_flush (volume.engine), "flush");
+  live_leave ();
+  return r;
 }
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL

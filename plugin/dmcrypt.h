@@ -73,5 +73,8 @@ extern const char dmcrypt_config_help[];
 /* volume.c */
 int volume_open (void);
 void volume_close (void);
+/* A new volume.cipher and volume.engine from volume.table, volume.size
+ * and params.scheduler/workers.  Returns 0 or -1 after nbdkit_error. */
+int volume_build_engine (void);
 
 #endif /* DMCRYPT_PLUGIN_H */

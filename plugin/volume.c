@@ -81,6 +81,18 @@ open_backend (void)
   return volume.backend ? 0 : -1;
 }
 
+/* trace=: blkparse-style events of every backend IO. */
+static int
+open_trace (void)
+{
+  struct backend *b = volume.backend;
+
+  if (params.trace == NULL)
+    return 0;
+  b->trace = trace_open (params.trace, b->dev_major, b->dev_minor);
+  return b->trace ? 0 : -1;
+}
+
 static int
 unlock_luks (void)
 {
@@ -186,8 +198,9 @@ check_size (void)
   return 0;
 }
 
-static int
-build_engine (void)
+/* Also called by live.c to rebuild both from a new live table. */
+int
+volume_build_engine (void)
 {
   const struct crypt_table *t = &volume.table;
   struct sector_cipher_params cp = {
@@ -218,7 +231,7 @@ volume_open (void)
   bool plain = is_plain_type ();
 
   if (check_key_combinations (plain) == -1 || open_backend () == -1
-      || make_table (plain) == -1)
+      || open_trace () == -1 || make_table (plain) == -1)
     return -1;
   apply_flag_params ();
   if (check_size () == -1 || crypt_table_validate (&volume.table) == -1)
@@ -227,7 +240,7 @@ volume_open (void)
     params.readonly = true;
   if (!(volume.table.flags & CT_ALLOW_DISCARDS))
     volume.backend->can_discard = false;
-  return build_engine ();
+  return volume_build_engine ();
 }
 
 void

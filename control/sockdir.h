@@ -1,0 +1,58 @@
+/* Where control sockets live and who may talk through them.
+ *
+ * Every running dmcrypt instance listens on DIR/NAME.sock, DIR being
+ * the first usable of:
+ *   $XDG_RUNTIME_DIR/dmcrypt   when XDG_RUNTIME_DIR is our own directory
+ *   /run/dmcrypt               for root
+ *   /tmp/dmcrypt-UID           otherwise
+ * The directory has mode 0700 and belongs to the user; the socket has
+ * mode 0600.  Both ends check the other's uid with SO_PEERCRED: only the
+ * same user, or root, is served or trusted (tables with keys travel
+ * over these sockets). */
+#ifndef DMCRYPT_CONTROL_SOCKDIR_H
+#define DMCRYPT_CONTROL_SOCKDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CTL_SOCKET_SUFFIX ".sock"
+#define CTL_MAX_NAME 127            /* bytes, as device-mapper's names */
+#define CTL_PATH_MAX 4096           /* bytes of a directory path */
+
+/* The candidate directories above, in order; returns how many were
+ * written (up to MAX). */
+int ctl_dir_candidates (char dirs[][CTL_PATH_MAX], int max);
+
+/* Server side: makes DIR (mode 0700) if it is missing and checks it.
+ * Returns 0, or -1 with errno and a one-line reason in WHY. */
+int ctl_dir_prepare (const char *dir, char *why, size_t why_size);
+
+/* Client side: checks that DIR is a directory owned by us or by root
+ * that nobody else may write to.  Returns 0, or -1 as above. */
+int ctl_dir_check (const char *dir, char *why, size_t why_size);
+
+/* The server's directory: the first candidate ctl_dir_prepare accepts.
+ * The client's: the first candidate that exists and passes
+ * ctl_dir_check (or the first candidate when none exists yet). */
+int ctl_server_dir (char *dir, size_t size, char *why, size_t why_size);
+int ctl_client_dir (char *dir, size_t size);
+
+/* A volume name: 1..CTL_MAX_NAME printable ASCII characters, no '/',
+ * no whitespace, not starting with '.'. */
+bool ctl_name_valid (const char *name);
+
+/* DIR/NAME.sock into PATH.  Returns 0, or -1 with errno ENAMETOOLONG
+ * when it does not fit a Unix socket address. */
+int ctl_socket_path (const char *dir, const char *name, char *path,
+                     size_t size);
+
+/* True when the peer on FD runs as our effective uid or as root. */
+bool ctl_peer_allowed (int fd);
+
+/* Connects to the socket at PATH, waiting at most TIMEOUT_MS, and
+ * checks the server's uid.  Returns the fd, or -1 with errno (ENOENT,
+ * ECONNREFUSED for a stale socket, EACCES for a server of another
+ * user, ETIMEDOUT). */
+int ctl_connect (const char *path, int timeout_ms);
+
+#endif /* DMCRYPT_CONTROL_SOCKDIR_H */

@@ -1,0 +1,214 @@
+/* Answers control requests: the data behind dmcryptctl's info, table,
+ * status, and the commands that change the volume.  Presentation is the
+ * tool's job; this file sends raw fields (docs/control.md). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "control.h"
+#include "dmcrypt.h"
+#include "live.h"
+
+#define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
+
+static const char *
+volume_type (void)
+{
+  if (!volume.is_luks)
+    return "plain";
+  return volume.luks.version == 1 ? "luks1" : "luks2";
+}
+
+/* cryptsetup's UUID of an active LUKS device: CRYPT-LUKS2-<uuid
+ * without dashes>-<name>.  Plain volumes have none, as after dmsetup
+ * create. */
+static void
+add_uuid (struct ctl_message *rep)
+{
+  char hex[sizeof volume.luks.uuid];
+  size_t i, n = 0;
+
+  if (!volume.is_luks)
+    return;
+  for (i = 0; volume.luks.uuid[i] && n + 1 < sizeof hex; i++)
+    if (volume.luks.uuid[i] != '-')
+      hex[n++] = volume.luks.uuid[i];
+  hex[n] = '\0';
+  ctl_addf (rep, "uuid", "CRYPT-LUKS%d-%s-%s", volume.luks.version, hex,
+            control_name ());
+}
+
+static int
+cmd_info (const struct ctl_message *req, struct ctl_message *rep)
+{
+  struct live_state s;
+
+  (void) req;
+  live_get_state (&s);
+  ctl_add (rep, "name", control_name ());
+  ctl_add (rep, "type", volume_type ());
+  ctl_add (rep, "image", params.file);
+  add_uuid (rep);
+  ctl_addf (rep, "suspended", "%d", s.suspended);
+  ctl_addf (rep, "readonly", "%d", s.readonly);
+  ctl_addf (rep, "live", "%d", 1);
+  ctl_addf (rep, "inactive", "%d", s.inactive);
+  ctl_addf (rep, "open", "%u", atomic_load (&open_count));
+  /* dm-crypt raises no dm events: the kernel shows 0, even after a
+   * table swap. */
+  ctl_addf (rep, "event", "%u", 0u);
+  /* No kernel block device exists: no major and minor to show. */
+  ctl_addf (rep, "major", "%u", 0u);
+  ctl_addf (rep, "minor", "%u", 0u);
+  ctl_addf (rep, "targets", "%u", 1u);
+  ctl_addf (rep, "read_ahead", "%u", READ_AHEAD_SECTORS);
+  ctl_addf (rep, "key_valid", "%d", s.key_valid);
+  ctl_addf (rep, "inflight", "%u", s.inflight);
+  ctl_addf (rep, "pid", "%ld", (long) getpid ());
+  return 0;
+}
+
+static int
+cmd_table (const struct ctl_message *req, struct ctl_message *rep)
+{
+  char *line = live_format_table (ctl_get_bool (req, "inactive"),
+                                  ctl_get_bool (req, "showkeys"));
+  int r;
+
+  /* No inactive table: dmsetup prints nothing and succeeds. */
+  if (line == NULL)
+    return errno == ENXIO ? 0 : -1;
+  r = ctl_add (rep, "table", line);
+  crypt_table_free_line (line);
+  return r;
+}
+
+static void
+add_stats (struct ctl_message *rep)
+{
+  struct engine_stats st;
+  struct live_state s;
+
+  live_get_state (&s);
+  live_get_stats (&st);
+#define U64(f) ctl_addf (rep, "stat." #f, "%" PRIu64, (uint64_t) st.f)
+  U64 (reads); U64 (writes); U64 (zeros); U64 (trims); U64 (flushes);
+  U64 (read_bytes); U64 (write_bytes); U64 (read_chunks);
+  U64 (write_chunks); U64 (inline_chunks); U64 (worker_chunks);
+  U64 (dispatches); U64 (sequential); U64 (rounds); U64 (rmw_sectors);
+  U64 (errors); U64 (buffer_waits); U64 (inflight_max);
+  U64 (worker_depth_max); U64 (writeout_depth_max); U64 (batch_max);
+  U64 (buffers_max);
+#undef U64
+  ctl_addf (rep, "stat.inflight", "%u", s.inflight);
+  ctl_addf (rep, "stat.open", "%u", atomic_load (&open_count));
+  ctl_add (rep, "stat.scheduler", params.scheduler ? params.scheduler
+           : "sorted");
+  ctl_addf (rep, "stat.workers", "%u", params.workers);
+}
+
+static int
+cmd_status (const struct ctl_message *req, struct ctl_message *rep)
+{
+  /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, so
+   * the line ends with the separating space. */
+  ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", volume.table.length);
+  if (ctl_get_bool (req, "stats"))
+    add_stats (rep);
+  return 0;
+}
+
+static int
+cmd_reload (const struct ctl_message *req, struct ctl_message *rep,
+            struct live_err *err)
+{
+  struct live_reload r = {
+    .line = ctl_get (req, "table"),
+    .readonly = ctl_get_bool (req, "readonly"),
+    .force = ctl_get_bool (req, "force"),
+    .scheduler = ctl_get (req, "scheduler"),
+  };
+  uint64_t workers;
+
+  (void) rep;
+  if (r.line == NULL) {
+    live_fail (err, EINVAL, "reload: no table given");
+    return -1;
+  }
+  if (ctl_get (req, "workers")) {
+    if (ctl_get_u64 (req, "workers", &workers) == -1 || workers > 1024) {
+      live_fail (err, EINVAL, "workers: must be between 1 and 1024");
+      return -1;
+    }
+    r.set_workers = true;
+    r.workers = workers;
+  }
+  return live_reload (&r, err);
+}
+
+static int
+cmd_message (const struct ctl_message *req, struct live_err *err)
+{
+  const char *text = ctl_get (req, "text");
+  uint64_t sector;
+
+  if (text == NULL || ctl_get_u64 (req, "sector", &sector) == -1) {
+    live_fail (err, EINVAL, "message: sector and text are needed");
+    return -1;
+  }
+  return live_message (sector, text, err);
+}
+
+static int
+run (const char *op, const struct ctl_message *req, struct ctl_message *rep,
+     struct live_err *err)
+{
+  if (strcmp (op, "info") == 0)
+    return cmd_info (req, rep);
+  if (strcmp (op, "table") == 0)
+    return cmd_table (req, rep);
+  if (strcmp (op, "status") == 0)
+    return cmd_status (req, rep);
+  if (strcmp (op, "reload") == 0)
+    return cmd_reload (req, rep, err);
+  if (strcmp (op, "clear") == 0) {
+    live_clear ();
+    return 0;
+  }
+  if (strcmp (op, "suspend") == 0)
+    return live_suspend (ctl_get_bool (req, "noflush"), err);
+  if (strcmp (op, "resume") == 0)
+    return live_resume (err);
+  if (strcmp (op, "message") == 0)
+    return cmd_message (req, err);
+  live_fail (err, EINVAL, "unknown operation '%.32s'", op);
+  return -1;
+}
+
+void
+ctlcmd_dispatch (const struct ctl_message *req, struct ctl_message *rep)
+{
+  struct live_err err = { .errnum = 0 };
+  const char *op = ctl_get (req, "op");
+
+  if (op == NULL)
+    live_fail (&err, EINVAL, "no operation given");
+  else if (run (op, req, rep, &err) == 0) {
+    ctl_add (rep, "result", "0");
+    return;
+  }
+  else if (err.errnum == 0)
+    live_fail (&err, errno ? errno : EIO, "%s failed: %s", op,
+               strerror (errno ? errno : EIO));
+  /* A failed command's reply holds nothing but the error. */
+  explicit_bzero (rep->buf, rep->len);
+  rep->len = 0;
+  ctl_add (rep, "result", "-1");
+  ctl_addf (rep, "errno", "%d", err.errnum);
+  ctl_add (rep, "error", err.msg);
+}

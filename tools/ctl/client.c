@@ -1,0 +1,134 @@
+/* Finding a volume's socket and exchanging one request with it, with
+ * dmsetup's words when it fails. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+int
+socket_dir (char *dir, size_t size)
+{
+  char why[512];
+
+  if (opts.dir == NULL)
+    return ctl_client_dir (dir, size);
+  /* Tables with keys go through it: only a directory of ours (or
+   * root's) that nobody else can write to is trusted. */
+  if (ctl_dir_check (opts.dir, why, sizeof why) == -1) {
+    fprintf (stderr, PROGRAM ": %s\n", why);
+    return -1;
+  }
+  snprintf (dir, size, "%s", opts.dir);
+  return 0;
+}
+
+int
+socket_of (const char *name, char *path, size_t size)
+{
+  char dir[CTL_PATH_MAX];
+
+  if (strchr (name, '/')) {
+    if ((size_t) snprintf (path, size, "%s", name) >= size) {
+      fprintf (stderr, PROGRAM ": %s: path too long\n", name);
+      return -1;
+    }
+    return 0;
+  }
+  if (!ctl_name_valid (name)) {
+    fprintf (stderr, PROGRAM ": '%s' is not a valid volume name\n", name);
+    return -1;
+  }
+  if (socket_dir (dir, sizeof dir) == -1)
+    return -1;
+  if (ctl_socket_path (dir, name, path, size) == -1) {
+    fprintf (stderr, PROGRAM ": %s/%s: path too long\n", dir, name);
+    return -1;
+  }
+  return 0;
+}
+
+void
+ioctl_failed (const char *op, const char *name, int errnum)
+{
+  /* dmsetup puts "(major:minor)" between the two spaces when it knows
+   * the device; a dmcrypt volume has none. */
+  fprintf (stderr, "device-mapper: %s ioctl on %s  failed: %s\n",
+           op, name, strerror (errnum));
+}
+
+static int
+exchange (const char *path, int timeout_ms, struct ctl_message *req,
+          struct ctl_message *rep)
+{
+  int fd = ctl_connect (path, timeout_ms), r, err;
+
+  if (fd == -1)
+    return -1;
+  r = ctl_send (fd, req);
+  if (r == 0)
+    r = ctl_recv (fd, rep, timeout_ms);
+  err = errno;
+  close (fd);
+  errno = err;
+  return r;
+}
+
+static int
+request_ms (const char *name, const char *op, struct ctl_message *req,
+            struct ctl_message *rep, int timeout_ms, bool quiet)
+{
+  char path[CTL_PATH_MAX];
+  const char *result, *msg;
+  uint64_t errnum;
+
+  if (socket_of (name, path, sizeof path) == -1)
+    return -1;
+  if (ctl_add (req, "op", op) == -1
+      || exchange (path, timeout_ms, req, rep) == -1) {
+    /* No socket, or one that nobody listens on: no such volume. */
+    int err = errno == ENOENT || errno == ECONNREFUSED ? ENXIO : errno;
+
+    if (quiet)
+      return -1;
+    if (err == ENXIO && strcmp (op, "info") == 0)
+      fprintf (stderr, "Device does not exist.\n");
+    else
+      ioctl_failed (op, name, err);
+    return -1;
+  }
+  result = ctl_get (rep, "result");
+  if (result && strcmp (result, "0") == 0)
+    return 0;
+  if (quiet)
+    return -1;
+  msg = ctl_get (rep, "error");
+  if (ctl_get_u64 (rep, "errno", &errnum) == -1 || errnum == 0
+      || errnum > 4095)
+    errnum = EPROTO;
+  if (msg && *msg)
+    fprintf (stderr, PROGRAM ": %s: %s\n", name, msg);
+  ioctl_failed (op, name, (int) errnum);
+  return -1;
+}
+
+int
+request (const char *name, const char *op, struct ctl_message *req,
+         struct ctl_message *rep)
+{
+  return request_ms (name, op, req, rep, COMMAND_TIMEOUT_MS, false);
+}
+
+int
+probe (const char *name, struct ctl_message *rep)
+{
+  struct ctl_message req;
+  int r;
+
+  if (ctl_msg_init (&req) == -1)
+    return -1;
+  r = request_ms (name, "info", &req, rep, PROBE_TIMEOUT_MS, true);
+  ctl_msg_free (&req);
+  return r;
+}
