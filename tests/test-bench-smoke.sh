@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# make bench's harness, tools/bench.sh, on tiny images: it must measure
+# every system, test and image asked for, write every CSV row with
+# numbers and units, draw the charts and print the table.  Speeds are
+# not judged here: only that each figure exists and is a positive number.
+source "$(dirname "$0")/functions.sh"
+requires_cmd nbdkit nbdcopy nbdinfo cryptsetup fio qemu-nbd gnuplot openssl
+plugin_built_or_fail
+scratch
+
+bench="$topdir/tools/bench.sh"
+systems="file dmcrypt dmcrypt-fifo luks-filter qemu-nbd"
+
+# Bad options are refused before any work.
+"$bench" --systems file,nosuch --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "an unknown system was accepted"
+"$bench" --tests seq-read,nosuch --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "an unknown test was accepted"
+"$bench" --size 1K --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "a 1K size was accepted"
+
+start=$SECONDS
+timeout 300 "$bench" --quick --size 16M --time 0.2 \
+  --systems "${systems// /,}" --out "$tmp/out" --workdir "$tmp" \
+  > "$tmp/stdout" 2>&1
+rc=$?
+cat "$tmp/stdout"
+echo "bench.sh took $((SECONDS - start)) s"
+[ $rc -eq 0 ] || fail "bench.sh exited with $rc"
+
+csv="$tmp/out/results.csv"
+[ -s "$csv" ] || fail "no results.csv"
+header="image,system,test,metric,unit,median,min,max,repeats"
+expect_equal "CSV header" "$header" "$(head -n 1 "$csv")"
+
+# Every row that must be there, written out here rather than taken from
+# the harness: image system test metric unit.
+expected=()
+tests_metrics=(
+  "seq-read throughput MB/s" "seq-write throughput MB/s"
+  "randread-qd1 iops IOPS" "randread-qd1 p50 ms" "randread-qd1 p99 ms"
+  "randread-qd32 iops IOPS" "randread-qd32 p50 ms" "randread-qd32 p99 ms"
+  "randwrite-qd1 iops IOPS" "randwrite-qd1 p50 ms" "randwrite-qd1 p99 ms"
+  "randwrite-qd32 iops IOPS" "randwrite-qd32 p50 ms"
+  "randwrite-qd32 p99 ms"
+  "seeker seeks seeks/s" "seeker access ms"
+  "fairness read-p99 ms" "fairness write MB/s"
+)
+# With a known clock rate, the copies also report CPU cycles per byte.
+cycles=()
+grep -q '^cpu MHz' /proc/cpuinfo \
+  && cycles=("seq-read cpu cycles/B" "seq-write cpu cycles/B")
+tests_metrics+=("${cycles[@]}")
+for s in $systems; do
+  for tm in "${tests_metrics[@]}"; do
+    expected+=("luks1 $s $tm")
+    case $s in file|dmcrypt*) expected+=("luks2 $s $tm") ;; esac
+  done
+done
+for c in aes-xts-plain64-256 aes-xts-plain64-512 aes-cbc-essiv:sha256-128 \
+         aes-cbc-essiv:sha256-256 aes-xts-plain-256 aes-xts-plain-512; do
+  expected+=("$c dmcrypt seq-read throughput MB/s"
+             "$c dmcrypt seq-write throughput MB/s")
+  for tm in "${cycles[@]}"; do expected+=("$c dmcrypt $tm"); done
+done
+expected+=("cpu openssl aes-256-xts-enc throughput MB/s")
+
+number='^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$'
+for e in "${expected[@]}"; do
+  read -r img sys t m unit <<< "$e"
+  row=$(grep -c "^$img,$sys,$t,$m," "$csv")
+  [ "$row" -eq 1 ] || fail "$row rows for '$e' in results.csv"
+  IFS=, read -r _ _ _ _ u med min max n \
+    <<< "$(grep "^$img,$sys,$t,$m," "$csv")"
+  [ "$u" = "$unit" ] || fail "$e: unit '$u'"
+  for v in "$med" "$min" "$max"; do
+    [[ $v =~ $number ]] || fail "$e: '$v' is not a number"
+  done
+  # CPU time is counted in clock ticks: a tiny copy may cost none.
+  low=0; [ "$unit" = cycles/B ] && low=-1
+  awk -v a="$min" -v b="$med" -v c="$max" -v low="$low" \
+    'BEGIN { exit !(a > low && a <= b && b <= c) }' \
+    || fail "$e: not $low < min $min <= median $med <= max $max"
+  [ "$n" = 1 ] || fail "$e: $n repeats, expected 1"
+done
+rows=$(( $(wc -l < "$csv") - 1 ))
+echo "  results.csv: $rows rows, ${#expected[@]} required, all numeric"
+[ "$rows" -ge "${#expected[@]}" ] || fail "too few rows"
+# Rows for systems not asked for would mean --systems is ignored.
+grep -q -E '^[^,]*,(dmcrypt-sorted|dmcrypt-nowwq|dmcrypt-norwq),' "$csv" \
+  && fail "results for a system that was not asked for"
+# Every sample of raw.csv is in a row of results.csv, one repeat each.
+expect_equal "raw samples" "$rows" $(( $(wc -l < "$tmp/out/raw.csv") - 1 ))
+
+# Progress lines, the table with units and ratios.
+grep -q -E '^\[1/[0-9]+\] file seq-read luks1 rep 1: [0-9.]+ MB/s' \
+  "$tmp/stdout" || fail "no progress line for the first measurement"
+total=$(grep -o -E '^\[1/[0-9]+\]' "$tmp/stdout" | grep -o -E '/[0-9]+')
+grep -q "^\[${total#/}$total\] " "$tmp/stdout" \
+  || fail "no progress line for the last measurement"
+table="$tmp/out/table.txt"
+for want in 'luks1 image' 'luks2 image' 'dm/file' 'dm/luks' 'dm/qemu' \
+            'seq-read MB/s' 'randread-qd32 IOPS' 'randwrite-qd1 p99 ms' \
+            'seeker seeks/s' 'fairness read-p99 ms' 'dmcrypt per cipher' \
+            'aes-cbc-essiv:sha256-256' 'openssl speed'; do
+  grep -q -F -- "$want" "$table" || fail "table lacks '$want'"
+  grep -q -F -- "$want" "$tmp/stdout" || fail "printed table lacks '$want'"
+done
+grep -E '^seq-read MB/s' "$table" | head -n 1 \
+  | grep -q -E '[0-9.]+x +[0-9.]+x +[0-9.]+x$' \
+  || fail "luks1 seq-read row lacks three ratios"
+
+# Charts: real PNG files.
+for png in seq-luks1 iops-luks1 latency-luks1 seeker-luks1 seq-luks2 \
+           iops-luks2 latency-luks2 seeker-luks2 ciphers; do
+  f="$tmp/out/$png.png"
+  [ -s "$f" ] || fail "no $png.png"
+  [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] \
+    || fail "$png.png is not a PNG"
+  [ "$(stat -c %s "$f")" -gt 5000 ] || fail "$png.png is nearly empty"
+done
+echo "  charts: all 9 PNG files drawn"
+
+# The images were scratch files: nothing of them stays behind.
+ls -d "$tmp"/dmcrypt-bench.* 2>/dev/null && fail "work directory left behind"
+echo PASS
