@@ -5,6 +5,7 @@
 #   make demo       make a LUKS2 demo image, serve it, write and read it
 #   make install    put the plugin in nbdkit's plugin directory
 #   make bench      benchmarks against the unencrypted export and peers
+#   make fuzz       libFuzzer fuzzers, FUZZ_SECONDS (60) each; fuzz-smoke: 10
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
@@ -39,8 +40,8 @@ BINDIR    ?= /usr/local/bin
 
 .SECONDARY: $(STUBS)
 
-.PHONY: all check check-unit demo install bench deps clean check-asan \
-        check-tsan man
+.PHONY: all check check-user check-unit demo install bench deps clean check-asan \
+        check-tsan man fuzz fuzz-smoke fuzz-build
 
 all: $(PLUGIN) $(TOOL_BINS) $(UNIT_BINS) man
 
@@ -56,6 +57,15 @@ $(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(CORE_LIB)
 
 tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(CORE_LIB) $(STUBS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) $(LDLIBS_ALL)
+
+# The fuzz targets replayed over their corpora and past crashes, built
+# with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
+FUZZ_NAMES  = table cipher-spec params control-proto
+FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/keyparam.c
+tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
+    $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_REPLAY_ALL -o $@ $< \
+	  $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) $(CORE_LIB) $(LDLIBS_ALL)
 
 tools/%: tools/%.c $(CORE_LIB) $(STUBS)
 	$(CC) $(ALL_CFLAGS) $(NBD_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) \
@@ -81,6 +91,9 @@ check: deps
 	$(MAKE) all
 	@tests/run-tests.sh
 
+check-user: all
+	@tools/check-as-user.sh
+
 check-unit: all
 	@tests/run-tests.sh unit
 
@@ -94,6 +107,36 @@ check-tsan: deps
 	$(MAKE) clean
 	$(MAKE) all CFLAGS="-O1 -g" SANFLAGS="-fsanitize=thread"
 	@DMCRYPT_SANITIZER=tsan tests/run-tests.sh
+
+# libFuzzer builds live apart (FUZZ_BUILD), every object instrumented.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= fuzz/build
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  = -std=gnu11 -Wall -Wextra -pthread -D_GNU_SOURCE $(PKG_CFLAGS) \
+               -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined
+FUZZ_SRCS    = $(sort $(wildcard crypto/*.c table/*.c control/*.c)) \
+               $(FUZZ_COMMON)
+FUZZ_OBJS    = $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRCS))
+
+$(FUZZ_BUILD)/%.o: %.c $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/libfuzzcore.a: $(FUZZ_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/fuzz/fuzz-%.o $(FUZZ_BUILD)/libfuzzcore.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+fuzz-build: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz-%)
+.SECONDARY: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz/fuzz-%.o)
+
+fuzz: fuzz-build
+	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+fuzz-smoke: fuzz-build
+	@fuzz/run.sh $(FUZZ_BUILD) 10 $(FUZZ_NAMES)
 
 demo: deps
 	$(MAKE) all
@@ -115,3 +158,4 @@ clean:
 	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
 	  $(CTL_OBJS) tools/dmcryptctl.1
+	rm -rf fuzz/build

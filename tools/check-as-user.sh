@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make check-user: the test suite as an ordinary user, as unprivileged CI
+# runs it.  As root, the built tree is copied to a world-readable scratch
+# directory (with ../shared beside it) and the suite runs there as
+# "nobody"; as an ordinary user it simply runs the suite.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+if [ "$(id -u)" -ne 0 ]; then
+  exec tests/run-tests.sh "$@"
+fi
+user=${DMCRYPT_TEST_USER:-nobody}
+uid=$(id -u "$user") || { echo "check-user: no user $user" >&2; exit 1; }
+gid=$(id -g "$user")
+work=$(mktemp -d /tmp/dmcrypt-user.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+mkdir "$work/main" "$work/home"
+tar -cf - --exclude=.git --exclude=demo --exclude=bench-results . \
+  | tar -xf - -C "$work/main"
+[ -d ../shared ] && ln -s "$(cd ../shared && pwd)" "$work/shared"
+chown -R "$uid:$gid" "$work/home"
+chmod -R a+rX "$work/main"
+echo "check-user: running the suite as $user ($uid) in $work/main"
+cd "$work/main" || exit 1
+setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+  env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" \
+      TMPDIR=/tmp LANG=C.UTF-8 tests/run-tests.sh "$@"
