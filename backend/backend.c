@@ -1,13 +1,38 @@
 /* Dispatch to a backend's operations.  This is the single place where IO
- * leaves the engine, so the trace point will live here too. */
+ * leaves the engine, so the trace point lives here: one "D" event before
+ * each call and one "C" event after it. */
 #include <errno.h>
 
 #include "backend.h"
+#include "trace.h"
+
+#define SECTOR_SHIFT 9          /* trace sectors are 512 bytes */
+
+static void
+trace_dispatch (struct backend *b, const char *rwbs, uint64_t count,
+                uint64_t offset)
+{
+  if (b->trace)
+    trace_event (b->trace, 'D', rwbs, offset >> SECTOR_SHIFT,
+                 count >> SECTOR_SHIFT, 0);
+}
+
+static int
+trace_complete (struct backend *b, const char *rwbs, uint64_t count,
+                uint64_t offset, int r)
+{
+  if (b->trace)
+    trace_event (b->trace, 'C', rwbs, offset >> SECTOR_SHIFT,
+                 count >> SECTOR_SHIFT, r == -1 ? errno : 0);
+  return r;
+}
 
 int
 backend_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
 {
-  return b->ops->pread (b, buf, count, offset);
+  trace_dispatch (b, "R", count, offset);
+  return trace_complete (b, "R", count, offset,
+                         b->ops->pread (b, buf, count, offset));
 }
 
 int
@@ -18,7 +43,9 @@ backend_pwrite (struct backend *b, const void *buf, size_t count,
     errno = EROFS;
     return -1;
   }
-  return b->ops->pwrite (b, buf, count, offset);
+  trace_dispatch (b, "W", count, offset);
+  return trace_complete (b, "W", count, offset,
+                         b->ops->pwrite (b, buf, count, offset));
 }
 
 int
@@ -26,7 +53,9 @@ backend_sync (struct backend *b)
 {
   if (b->readonly)
     return 0;
-  return b->ops->sync (b);
+  /* A flush carries no sectors: blkparse prints it as "FWS". */
+  trace_dispatch (b, "FWS", 0, 0);
+  return trace_complete (b, "FWS", 0, 0, b->ops->sync (b));
 }
 
 int
@@ -40,12 +69,17 @@ backend_discard (struct backend *b, uint64_t count, uint64_t offset)
     errno = EOPNOTSUPP;
     return -1;
   }
-  return b->ops->discard (b, count, offset);
+  trace_dispatch (b, "D", count, offset);
+  return trace_complete (b, "D", count, offset,
+                         b->ops->discard (b, count, offset));
 }
 
 void
 backend_close (struct backend *b)
 {
-  if (b)
-    b->ops->close (b);
+  if (b == NULL)
+    return;
+  trace_close (b->trace);
+  b->trace = NULL;
+  b->ops->close (b);
 }

@@ -14,6 +14,7 @@
 #include "cipher_spec.h"
 #include "ctx_pool.h"
 #include "iv.h"
+#include "ossl_heap.h"
 #include "secmem.h"
 #include "xts.h"
 
@@ -199,6 +200,7 @@ sector_cipher_new (const struct sector_cipher_params *p)
 
   if (check_params (p) == -1)
     return NULL;
+  ossl_heap_report ();          /* where the key schedules will live */
   c = calloc (1, sizeof *c);
   if (c == NULL) {
     nbdkit_error ("calloc: %m");

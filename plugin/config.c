@@ -45,6 +45,7 @@ const char dmcrypt_config_help[] =
   "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n"
   "caller-crypt=<BOOL>    Request thread crypts too (default true).\n"
   "trace=<FILENAME>    Append blkparse-style backend IO events.\n"
+  "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n"
   "control=<SOCKET>    Control socket for dmcryptctl.\n"
   "name=<NAME>         Volume name for dmcryptctl.\n"
   "readonly=<BOOL>     Open with a read-only live table.";
@@ -168,6 +169,8 @@ dmcrypt_config (const char *key, const char *value)
   }
   else if (strcmp (key, "trace") == 0)
     return set_string (&params.trace, key, value);
+  else if (strcmp (key, "fault-rules") == 0)
+    return set_string (&params.fault_rules, key, value);
   else if (strcmp (key, "control") == 0)
     return set_string (&params.control, key, value);
   else if (strcmp (key, "name") == 0)
@@ -277,6 +280,7 @@ dmcrypt_params_free (void)
   free (params.cipher);
   free (params.scheduler);
   free (params.trace);
+  free (params.fault_rules);
   free (params.control);
   free (params.name);
   memset (&params, 0, sizeof params);

@@ -42,6 +42,7 @@ struct dmcrypt_params
   unsigned workers;
   char *scheduler;
   char *trace;
+  char *fault_rules;             /* test facility: backend/fault.h */
   char *control;
   char *name;
   bool readonly;

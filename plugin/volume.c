@@ -11,6 +11,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/fault.h"
 #include "../backend/trace.h"
 #include "../crypto/secmem.h"
 #include "dmcrypt.h"
@@ -74,11 +75,20 @@ open_backend (void)
   /* A file we may only read is still served, read-only, without first
    * failing to open it for writing. */
   bool writable = access (params.file, W_OK) == 0;
+  struct backend *faulty;
 
   volume.backend = backend_file_open (params.file, !writable);
   if (volume.backend && !writable)
     nbdkit_debug ("%s is not writable: serving read-only", params.file);
-  return volume.backend ? 0 : -1;
+  if (volume.backend == NULL || params.fault_rules == NULL)
+    return volume.backend ? 0 : -1;
+  /* fault-rules=: the test facility sits right under the trace point,
+   * so traces show the injected errors as the device's. */
+  faulty = backend_fault_wrap (volume.backend, params.fault_rules);
+  if (faulty == NULL)
+    return -1;
+  volume.backend = faulty;
+  return 0;
 }
 
 /* trace=: blkparse-style events of every backend IO. */

@@ -1,43 +1,141 @@
-/* The request path between the plugin and the backend.  Reads are
- * decrypted in place after the backend returns them; writes are encrypted
- * into a fresh buffer (never the caller's), as dm-crypt does. */
+/* The engine's life: configuration, threads, the suspend gate every
+ * request passes, and the table swap while suspended.  The requests
+ * themselves are in request.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
-#include "engine.h"
-#include "rangelock.h"
+#include "../table/crypt_table.h"
+#include "internal.h"
 
-struct engine
+#define DEFAULT_CHUNK (128 * 1024)          /* bytes, the kernel's */
+#define DEFAULT_INFLIGHT (64 * 1024 * 1024) /* bytes of ciphertext */
+#define MAX_CHUNK (64 * 1024 * 1024)        /* bytes: nbdkit's largest */
+
+/* Chunk size in bytes: whole sectors, at least one, at most MAX_CHUNK
+ * (a larger one could never be filled, and zeros are kept for one). */
+static uint64_t
+round_chunk (uint64_t size, unsigned ss)
 {
-  struct engine_config cfg;
-  struct sector_cipher *cipher;
-  struct backend *backend;
-  struct rangelock writes;       /* sector-aligned ranges being written */
-};
+  if (size == 0)
+    size = DEFAULT_CHUNK;
+  if (size > MAX_CHUNK)
+    size = MAX_CHUNK;
+  size &= ~(uint64_t) (ss - 1);
+  return size < ss ? ss : size;
+}
+
+int
+engine_check_config (const struct engine_config *cfg)
+{
+  unsigned ss = cfg->sector_size;
+
+  if (ss < 512 || ss > MAX_SECTOR_SIZE || (ss & (ss - 1))) {
+    nbdkit_error ("engine: bad sector size %u", ss);
+    return -1;
+  }
+  if (writeout_policy_find (cfg->scheduler) == NULL) {
+    nbdkit_error ("scheduler: unknown policy '%s' (expected one of: %s)",
+                  cfg->scheduler, writeout_policy_names ());
+    return -1;
+  }
+  return 0;
+}
+
+/* Applies CFG to E's derived fields; allocates the pool and zeros. */
+static int
+apply_config (struct engine *e, const struct engine_config *cfg)
+{
+  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+
+  e->cfg = *cfg;
+  e->cfg.scheduler = NULL;
+  e->policy = writeout_policy_find (cfg->scheduler);
+  e->read_chunk = round_chunk (cfg->max_read_size, cfg->sector_size);
+  e->write_chunk = round_chunk (cfg->max_write_size, cfg->sector_size);
+  e->max_inflight = cfg->max_inflight ? cfg->max_inflight
+    : DEFAULT_INFLIGHT;
+  e->nworkers = cfg->workers ? cfg->workers : cpus > 0 ? cpus : 1;
+  atomic_store_explicit (&e->debug, cfg->debug, memory_order_relaxed);
+  e->zeros = calloc (1, e->write_chunk);
+  if (e->zeros == NULL
+      || bufpool_init (&e->bufs, e->write_chunk, e->max_inflight) == -1) {
+    nbdkit_error ("engine: %m");
+    free (e->zeros);
+    e->zeros = NULL;
+    return -1;
+  }
+  return 0;
+}
 
 struct engine *
 engine_new (const struct engine_config *cfg, struct sector_cipher *cipher,
             struct backend *backend)
 {
-  struct engine *e = calloc (1, sizeof *e);
+  struct engine *e;
 
+  if (engine_check_config (cfg) == -1)
+    return NULL;
+  e = calloc (1, sizeof *e);
   if (e == NULL) {
     nbdkit_error ("calloc: %m");
     return NULL;
   }
-  e->cfg = *cfg;
+  if (apply_config (e, cfg) == -1) {
+    free (e);
+    return NULL;
+  }
   e->cipher = cipher;
   e->backend = backend;
   rangelock_init (&e->writes);
+  pthread_mutex_init (&e->gate_lock, NULL);
+  pthread_cond_init (&e->gate_cond, NULL);
   return e;
+}
+
+/* The writer thread is needed unless every chunk is dispatched by the
+ * thread that encrypted it. */
+static bool
+needs_writer (const struct engine *e)
+{
+  return !(e->cfg.flags & (CT_SUBMIT_FROM_CRYPT_CPUS
+                           | CT_NO_WRITE_WORKQUEUE));
+}
+
+static int
+start_threads (struct engine *e)
+{
+  if (workers_start (e, e->nworkers) == -1)
+    return -1;
+  if (needs_writer (e) && writeout_start (e) == -1) {
+    workers_stop (&e->pool);
+    return -1;
+  }
+  if (debug_on (e, ENGINE_DEBUG_WORKERS))
+    nbdkit_debug ("engine: %u workers, scheduler %s%s", e->nworkers,
+                  e->policy->name, e->wo.running ? "" : " (bypassed)");
+  return 0;
+}
+
+/* Workers first: one may still hold the write-out stage's token,
+ * finishing a round after its last chunk let the request go. */
+static void
+stop_threads (struct engine *e)
+{
+  workers_stop (&e->pool);
+  writeout_stop (&e->wo);
 }
 
 int
 engine_start (struct engine *e)
 {
-  (void) e;
+  if (e->started)
+    return 0;
+  if (start_threads (e) == -1)
+    return -1;
+  e->started = true;
   return 0;
 }
 
@@ -46,130 +144,128 @@ engine_free (struct engine *e)
 {
   if (e == NULL)
     return;
+  stop_threads (e);
+  bufpool_destroy (&e->bufs);
+  free (e->zeros);
   rangelock_destroy (&e->writes);
+  pthread_cond_destroy (&e->gate_cond);
+  pthread_mutex_destroy (&e->gate_lock);
   free (e);
 }
 
-/* OFFSET and COUNT are multiples of the encryption sector size. */
-static int
-read_sectors (struct engine *e, uint8_t *buf, uint64_t count,
-              uint64_t offset)
+/* ---- The suspend gate ---- */
+
+void
+gate_leave (struct engine *e)
 {
-  if (backend_pread (e->backend, buf, count,
-                     e->cfg.data_offset + offset) == -1)
-    return -1;
-  return sector_cipher_decrypt (e->cipher, buf, buf, count, offset / 512);
+  if (atomic_fetch_sub (&e->inflight, 1) == 1
+      && atomic_load (&e->suspended)) {
+    pthread_mutex_lock (&e->gate_lock);
+    pthread_cond_broadcast (&e->gate_cond);
+    pthread_mutex_unlock (&e->gate_lock);
+  }
+}
+
+/* The increment is published before the flag is read, and suspend sets
+ * the flag before reading the count: one of the two always sees the
+ * other, so a request is either held or waited for. */
+void
+gate_enter (struct engine *e)
+{
+  unsigned n, max;
+
+  for (;;) {
+    n = atomic_fetch_add (&e->inflight, 1) + 1;
+    if (!atomic_load (&e->suspended))
+      break;
+    gate_leave (e);
+    pthread_mutex_lock (&e->gate_lock);
+    while (atomic_load (&e->suspended))
+      pthread_cond_wait (&e->gate_cond, &e->gate_lock);
+    pthread_mutex_unlock (&e->gate_lock);
+  }
+  max = atomic_load_explicit (&e->st.inflight_max, memory_order_relaxed);
+  while (n > max
+         && !atomic_compare_exchange_weak (&e->st.inflight_max, &max, n))
+    ;
 }
 
 int
-engine_read (struct engine *e, void *buf, uint32_t count, uint64_t offset)
+engine_suspend (struct engine *e)
 {
-  const uint64_t ss = e->cfg.sector_size;
-  uint64_t start = offset & ~(ss - 1);
-  uint64_t end = (offset + count + ss - 1) & ~(ss - 1);
-  uint8_t *bounce;
-  int r;
-
-  if (start == offset && end == offset + count)
-    return read_sectors (e, buf, count, offset);
-
-  bounce = malloc (end - start);
-  if (bounce == NULL)
-    return -1;
-  r = read_sectors (e, bounce, end - start, start);
-  if (r == 0)
-    memcpy (buf, bounce + (offset - start), count);
-  free (bounce);
-  return r;
-}
-
-/* Fills the partial head and tail sectors of [START, END) in BOUNCE with
- * their current plaintext, so the write can replace only its own bytes. */
-static int
-read_partial_edges (struct engine *e, uint8_t *bounce, uint64_t start,
-                    uint64_t end, uint64_t offset, uint64_t count)
-{
-  const uint64_t ss = e->cfg.sector_size;
-
-  if (offset != start && read_sectors (e, bounce, ss, start) == -1)
-    return -1;
-  if (offset + count != end && (end - ss > start || offset == start)
-      && read_sectors (e, bounce + (end - ss - start), ss, end - ss) == -1)
+  pthread_mutex_lock (&e->gate_lock);
+  atomic_store (&e->suspended, true);
+  while (atomic_load (&e->inflight) > 0)
+    pthread_cond_wait (&e->gate_cond, &e->gate_lock);
+  pthread_mutex_unlock (&e->gate_lock);
+  if (!e->backend->readonly && backend_sync (e->backend) == -1)
     return -1;
   return 0;
 }
 
-/* Writes BUF (or zeros when BUF is NULL) over [OFFSET, OFFSET+COUNT). */
-static int
-write_common (struct engine *e, const void *buf, uint64_t count,
-              uint64_t offset, bool fua)
+void
+engine_resume (struct engine *e)
 {
-  const uint64_t ss = e->cfg.sector_size;
-  uint64_t start = offset & ~(ss - 1);
-  uint64_t end = (offset + count + ss - 1) & ~(ss - 1);
-  struct range_held held;
-  uint8_t *bounce;
-  int r = -1;
+  pthread_mutex_lock (&e->gate_lock);
+  atomic_store (&e->suspended, false);
+  pthread_cond_broadcast (&e->gate_cond);
+  pthread_mutex_unlock (&e->gate_lock);
+}
 
-  bounce = malloc (end - start);
-  if (bounce == NULL)
-    return -1;
-  rangelock_lock (&e->writes, &held, start, end);
-  if (read_partial_edges (e, bounce, start, end, offset, count) == -1)
-    goto out;
-  if (buf)
-    memcpy (bounce + (offset - start), buf, count);
-  else
-    memset (bounce + (offset - start), 0, count);
-  if (sector_cipher_encrypt (e->cipher, bounce, bounce, end - start,
-                             start / 512) == -1)
-    goto out;
-  r = backend_pwrite (e->backend, bounce, end - start,
-                      e->cfg.data_offset + start);
- out:
-  rangelock_unlock (&e->writes, &held);
-  free (bounce);
-  if (r == 0 && fua)
-    r = backend_sync (e->backend);
-  return r;
+bool
+engine_is_suspended (struct engine *e)
+{
+  return atomic_load (&e->suspended);
 }
 
 int
-engine_write (struct engine *e, const void *buf, uint32_t count,
-              uint64_t offset, bool fua)
+engine_reconfigure (struct engine *e, const struct engine_config *cfg,
+                    struct sector_cipher *cipher, struct backend *backend)
 {
-  return write_common (e, buf, count, offset, fua);
-}
-
-int
-engine_zero (struct engine *e, uint32_t count, uint64_t offset, bool fua)
-{
-  return write_common (e, NULL, count, offset, fua);
-}
-
-int
-engine_trim (struct engine *e, uint32_t count, uint64_t offset, bool fua)
-{
-  const uint64_t ss = e->cfg.sector_size;
-  uint64_t start = (offset + ss - 1) & ~(ss - 1);
-  uint64_t end = (offset + count) & ~(ss - 1);
-  struct range_held held;
+  struct engine fresh;
   int r = 0;
 
-  /* Only whole encryption sectors can be discarded; a trim is advisory,
-   * so the partial edges are simply left alone. */
-  if (end <= start)
-    return 0;
-  rangelock_lock (&e->writes, &held, start, end);
-  r = backend_discard (e->backend, end - start, e->cfg.data_offset + start);
-  rangelock_unlock (&e->writes, &held);
-  if (r == 0 && fua)
-    r = backend_sync (e->backend);
+  if (!atomic_load (&e->suspended)) {
+    errno = EBUSY;
+    return -1;
+  }
+  if (engine_check_config (cfg) == -1) {
+    errno = EINVAL;
+    return -1;
+  }
+  memset (&fresh, 0, sizeof fresh);
+  if (apply_config (&fresh, cfg) == -1)
+    return -1;
+  /* Nothing is in flight: the threads are idle and every queue empty. */
+  stop_threads (e);
+  bufpool_destroy (&e->bufs);
+  free (e->zeros);
+  e->cfg = fresh.cfg;
+  e->policy = fresh.policy;
+  e->read_chunk = fresh.read_chunk;
+  e->write_chunk = fresh.write_chunk;
+  e->max_inflight = fresh.max_inflight;
+  e->nworkers = fresh.nworkers;
+  e->zeros = fresh.zeros;
+  e->bufs = fresh.bufs;
+  e->cipher = cipher;
+  e->backend = backend;
+  if (e->started && start_threads (e) == -1) {
+    /* Requests still work, in the calling threads. */
+    e->started = false;
+    r = -1;
+  }
   return r;
 }
 
-int
-engine_flush (struct engine *e)
+void
+engine_set_debug (struct engine *e, unsigned debug)
 {
-  return backend_sync (e->backend);
+  atomic_store_explicit (&e->debug, debug, memory_order_relaxed);
+}
+
+const char *
+engine_policy_names (void)
+{
+  return writeout_policy_names ();
 }

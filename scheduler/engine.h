@@ -1,8 +1,13 @@
-/* The engine: turns plaintext requests into sector crypto and backend IO.
+/* The engine: turns plaintext requests into sector crypto and backend IO,
+ * with dm-crypt's pipeline: requests split into chunks, crypto on a
+ * worker pool ("kcryptd"), encrypted writes ordered by a write-out policy
+ * ("dmcrypt_write"), flush and FUA barriers, a suspend gate and a cap on
+ * the ciphertext in flight.  docs/engine.md tells the whole story.
  *
  * Offsets and counts of requests are bytes of plaintext (the export);
  * any alignment is accepted: partial encryption sectors are done by
- * read-modify-write, serialised against overlapping writes.  Each call
+ * read-modify-write, serialised against overlapping writes.  A write
+ * returns only after its ciphertext reached the backend.  Each call
  * returns 0, or -1 with errno set (the caller reports it). */
 #ifndef DMCRYPT_ENGINE_H
 #define DMCRYPT_ENGINE_H
@@ -16,6 +21,14 @@
 
 struct engine;
 
+/* What -D dmcrypt.* turns on: nbdkit_debug lines per event. */
+enum engine_debug
+{
+  ENGINE_DEBUG_QUEUE    = 1 << 0,   /* each request in and out */
+  ENGINE_DEBUG_WRITEOUT = 1 << 1,   /* each write-out round */
+  ENGINE_DEBUG_WORKERS  = 1 << 2,   /* threads, priorities */
+};
+
 struct engine_config
 {
   uint64_t data_offset;        /* bytes into the backend where data starts */
@@ -26,13 +39,46 @@ struct engine_config
   unsigned flags;              /* enum crypt_table_flag */
   uint64_t max_read_size;      /* bytes per chunk; 0: 128 KiB */
   uint64_t max_write_size;     /* bytes per chunk; 0: 128 KiB */
+  uint64_t max_inflight;       /* bytes of ciphertext in flight; 0: 64 MiB */
+  /* false (default): the calling thread crypts its request's first chunk
+   * and helps the workers with the rest, so a one-chunk request costs no
+   * hand-off; true: every chunk goes to the workers, as in the kernel. */
+  bool offload_all;
+  unsigned debug;              /* enum engine_debug */
 };
+
+struct engine_stats
+{
+  uint64_t reads, writes, zeros, trims, flushes;   /* requests */
+  uint64_t read_bytes, write_bytes;                /* plaintext bytes */
+  uint64_t read_chunks, write_chunks;
+  uint64_t inline_chunks, worker_chunks;   /* crypted by caller / worker */
+  uint64_t dispatches;         /* backend writes of chunks */
+  uint64_t sequential;         /* ... starting where the previous ended */
+  uint64_t rounds;             /* write-out rounds */
+  uint64_t anticipations;      /* waits for a gap before a round */
+  uint64_t direct;             /* chunks dispatched by their crypter */
+  uint64_t rmw_sectors;        /* partial sectors read-modify-written */
+  uint64_t errors;             /* requests that failed */
+  uint64_t buffer_waits;       /* times the in-flight cap held a writer */
+  unsigned inflight_max;       /* requests inside at once, high-water */
+  unsigned worker_depth_max;   /* chunks waiting for a worker */
+  unsigned writeout_depth_max; /* chunks waiting for write-out */
+  unsigned writeout_depth;     /* ... now */
+  unsigned batch_max;          /* largest write-out round, chunks */
+  unsigned buffers_max;        /* ciphertext buffers out at once */
+};
+
+/* Checks CFG (scheduler name, sizes) without building anything.
+ * Returns 0, or -1 after nbdkit_error. */
+int engine_check_config (const struct engine_config *cfg);
 
 /* Takes no ownership of CIPHER or BACKEND; both must outlive it. */
 struct engine *engine_new (const struct engine_config *cfg,
                            struct sector_cipher *cipher,
                            struct backend *backend);
-/* Starts worker threads (called in nbdkit's .after_fork). */
+/* Starts worker threads (called in nbdkit's .after_fork).  Until then
+ * every request is done in the calling thread. */
 int engine_start (struct engine *e);
 /* Drains and stops the threads, frees everything. */
 void engine_free (struct engine *e);
@@ -47,6 +93,31 @@ int engine_zero (struct engine *e, uint32_t count, uint64_t offset,
 /* Passes the range's whole encryption sectors down as a discard. */
 int engine_trim (struct engine *e, uint32_t count, uint64_t offset,
                  bool fua);
+/* Returns once every write acknowledged before it is on stable storage. */
 int engine_flush (struct engine *e);
+
+/* Suspend waits until no request is inside the engine, syncs the
+ * backend and holds every new request at the door until resume (as
+ * "dmsetup suspend").  Suspending a suspended engine does nothing. */
+int engine_suspend (struct engine *e);
+void engine_resume (struct engine *e);
+bool engine_is_suspended (struct engine *e);
+
+/* While suspended: replaces the configuration, cipher and backend (a
+ * table swap), restarting the threads if they ran; the debug flags stay
+ * (engine_set_debug).  A bad CFG leaves the old configuration (-1,
+ * EINVAL); if new threads cannot start, requests still work, in the
+ * calling threads (-1).  Returns -1 with errno EBUSY if not suspended. */
+int engine_reconfigure (struct engine *e, const struct engine_config *cfg,
+                        struct sector_cipher *cipher,
+                        struct backend *backend);
+
+void engine_set_debug (struct engine *e, unsigned debug);
+void engine_get_stats (struct engine *e, struct engine_stats *st);
+/* One line: "reads 10 (1.0 MiB), writes ...".  Returns BUF. */
+char *engine_format_stats (const struct engine_stats *st, char *buf,
+                           size_t size);
+/* Names of the write-out policies: "sorted fifo". */
+const char *engine_policy_names (void);
 
 #endif /* DMCRYPT_ENGINE_H */

@@ -202,4 +202,19 @@ EOF
   chmod 755 "$dir" "$dir/nbdkit"
   PATH="$dir:$PATH"
 }
+
+# ---- Sanitizer runs (make check-asan, make check-tsan) ----
+# With DMCRYPT_SANITIZER=asan|tsan, "nbdkit" is tests/bin/nbdkit, which
+# preloads the sanitizer runtime (and tests/sanitizer-preload.c, built
+# here) into the real nbdkit only.
+if [ -n "${DMCRYPT_SANITIZER:-}" ] && [ -z "${DMCRYPT_REAL_NBDKIT:-}" ] &&
+   DMCRYPT_REAL_NBDKIT=$(command -v nbdkit); then
+  _sandir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-san.XXXXXX")
+  cleanup_fn "rm -rf '$_sandir'"
+  ${CC:-gcc} -shared -fPIC -o "$_sandir/preload.so" \
+    "$srcdir/sanitizer-preload.c" || fail "cannot build the preload"
+  chmod 755 "$_sandir"           # nbdkit may run as another user
+  export DMCRYPT_REAL_NBDKIT DMCRYPT_SANITIZER_PRELOAD="$_sandir/preload.so"
+  PATH="$srcdir/bin:$PATH"
+fi
 dmcrypt_force_params

@@ -1,0 +1,36 @@
+/* Ciphertext buffers for writes, and the backpressure on them: at most
+ * CAP bytes of encrypted data are in flight at once (dm-crypt bounds its
+ * pages per client the same way), so memory stays bounded under any load.
+ * Freed buffers are kept for reuse: no allocation on the hot path. */
+#ifndef DMCRYPT_BUFPOOL_H
+#define DMCRYPT_BUFPOOL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bufpool
+{
+  pthread_mutex_t lock;
+  pthread_cond_t freed;
+  size_t buf_size;              /* bytes per buffer */
+  unsigned max_bufs;            /* the cap, in buffers (>= 1) */
+  unsigned out;                 /* buffers handed out now */
+  unsigned out_max;             /* high-water mark of OUT */
+  void **free;                  /* kept buffers, max_bufs slots */
+  unsigned nfree;
+  uint64_t waits;               /* times a caller blocked on the cap */
+};
+
+/* CAP_BYTES is rounded down to whole buffers, at least one. */
+int bufpool_init (struct bufpool *p, size_t buf_size, uint64_t cap_bytes);
+void bufpool_destroy (struct bufpool *p);
+
+/* Takes N (<= max_bufs) buffers at once, blocking while the cap would
+ * be passed: all or none, so that threads gathering several never hold
+ * some while waiting for more (which could deadlock at the cap).
+ * Returns 0, or -1 with errno set and no buffer taken (out of memory). */
+int bufpool_get_many (struct bufpool *p, void **bufs, unsigned n);
+void bufpool_put (struct bufpool *p, void *buf);
+
+#endif /* DMCRYPT_BUFPOOL_H */

@@ -1,0 +1,164 @@
+/* What is done to one chunk: a read is fetched and decrypted in place in
+ * the caller's buffer; a write is encrypted into a pool buffer (never the
+ * caller's, which nbdkit owns) and handed to the write-out stage, which
+ * calls chunk_dispatch_write.  The last chunk of a request to finish
+ * wakes the request's thread. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../backend/trace.h"
+#include "internal.h"
+
+#define SECTOR_SHIFT 9          /* 512-byte sectors */
+
+void
+trace_queue (struct engine *e, const char *rwbs, uint64_t offset,
+             uint64_t len)
+{
+  if (e->backend->trace)
+    trace_event (e->backend->trace, 'Q', rwbs,
+                 (e->cfg.data_offset + offset) >> SECTOR_SHIFT,
+                 len >> SECTOR_SHIFT, 0);
+}
+
+/* OFFSET is sector-aligned plaintext; BUF gets one decrypted sector. */
+int
+read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset)
+{
+  unsigned ss = e->cfg.sector_size;
+
+  trace_queue (e, "R", offset, ss);
+  if (backend_pread (e->backend, buf, ss, e->cfg.data_offset + offset) == -1)
+    return -1;
+  return sector_cipher_decrypt (e->cipher, buf, buf, ss,
+                                offset >> SECTOR_SHIFT);
+}
+
+static int
+read_chunk (struct engine *e, struct chunk *c)
+{
+  if (backend_pread (e->backend, c->data, c->len,
+                     e->cfg.data_offset + c->offset) == -1)
+    return -1;
+  return sector_cipher_decrypt (e->cipher, c->data, c->data, c->len,
+                                c->offset >> SECTOR_SHIFT);
+}
+
+/* The plaintext at POS (inside the request's aligned range), as a
+ * pointer to at most LIMIT - POS contiguous bytes; returns their count. */
+static size_t
+plaintext_at (const struct request *r, uint64_t pos, uint64_t limit,
+              const uint8_t **src)
+{
+  struct engine *e = r->e;
+  unsigned ss = e->cfg.sector_size;
+  uint64_t mid_end = r->tail ? r->end - ss : r->end;
+
+  if (r->head && pos == r->start) {
+    *src = r->head;
+    return ss;
+  }
+  if (r->tail && pos == mid_end) {
+    *src = r->tail;
+    return ss;
+  }
+  if (limit > mid_end)
+    limit = mid_end;
+  *src = r->src ? r->src + (pos - r->src_offset) : e->zeros;
+  return limit - pos;
+}
+
+static int
+encrypt_chunk (struct engine *e, struct chunk *c)
+{
+  uint64_t pos = c->offset, end = c->offset + c->len;
+  uint8_t *out = c->data;
+  const uint8_t *src;
+  size_t n;
+
+  while (pos < end) {
+    n = plaintext_at (c->req, pos, end, &src);
+    if (sector_cipher_encrypt (e->cipher, out, src, n,
+                               pos >> SECTOR_SHIFT) == -1)
+      return -1;
+    pos += n;
+    out += n;
+  }
+  return 0;
+}
+
+void
+chunk_run (struct chunk *c, bool on_worker)
+{
+  struct engine *e = c->req->e;
+
+  atomic_fetch_add_explicit (on_worker ? &e->st.worker_chunks
+                             : &e->st.inline_chunks, 1,
+                             memory_order_relaxed);
+  if (!c->req->write) {
+    chunk_done (c, read_chunk (e, c) == -1 ? errno : 0);
+    return;
+  }
+  if (encrypt_chunk (e, c) == -1) {
+    int err = errno;
+    writeout_cancel (e, c);
+    bufpool_put (&e->bufs, c->data);
+    chunk_done (c, err);
+    return;
+  }
+  writeout_submit (e, c);
+}
+
+void
+chunk_dispatch_write (struct engine *e, struct chunk *c)
+{
+  uint64_t off = e->cfg.data_offset + c->offset;
+  int r = backend_pwrite (e->backend, c->data, c->len, off);
+  int err = r == -1 ? errno : 0;
+  uint64_t prev_end;
+
+  prev_end = atomic_exchange_explicit (&e->st.last_write_end, off + c->len,
+                                       memory_order_relaxed);
+  atomic_fetch_add_explicit (&e->st.dispatches, 1, memory_order_relaxed);
+  if (prev_end == off)
+    atomic_fetch_add_explicit (&e->st.sequential, 1, memory_order_relaxed);
+  bufpool_put (&e->bufs, c->data);
+  chunk_done (c, err);
+}
+
+static long
+futex (atomic_uint *addr, int op, unsigned val)
+{
+  return syscall (SYS_futex, addr, op, val, NULL, NULL, 0);
+}
+
+/* After the decrement the request may be gone (its thread saw zero and
+ * returned): only the futex address is touched, which is harmless. */
+void
+chunk_done (struct chunk *c, int err)
+{
+  struct request *r = c->req;
+
+  c->err = err;
+  if (atomic_fetch_sub_explicit (&r->pending, 1, memory_order_acq_rel) == 1)
+    futex (&r->pending, FUTEX_WAKE_PRIVATE, 1);
+}
+
+/* Waits for every chunk; returns 0 or -1 with the first chunk's errno. */
+int
+request_wait (struct request *r)
+{
+  unsigned v, i;
+
+  while ((v = atomic_load_explicit (&r->pending,
+                                    memory_order_acquire)) != 0)
+    futex (&r->pending, FUTEX_WAIT_PRIVATE, v);
+  for (i = 0; i < r->nchunks; i++)
+    if (r->chunks[i].err) {
+      errno = r->chunks[i].err;
+      return -1;
+    }
+  return 0;
+}

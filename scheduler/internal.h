@@ -1,0 +1,206 @@
+/* The engine's insides, shared by the files of scheduler/: a request is
+ * split into chunks of at most max-read-size/max-write-size bytes; the
+ * chunks are crypted by the calling thread and the worker pool
+ * (workers.c), encrypted writes pass the write-out stage (writeout.c),
+ * and chunk.c holds what is done to one chunk. */
+#ifndef DMCRYPT_SCHED_INTERNAL_H
+#define DMCRYPT_SCHED_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "bufpool.h"
+#include "engine.h"
+#include "policy.h"
+#include "rangelock.h"
+
+/* A request is worked in waves of at most this many chunks, so that a
+ * huge zero or write needs no allocation (64 MiB at 128 KiB chunks is
+ * 512 chunks: 16 waves). */
+#define WAVE_CHUNKS 32
+
+#define MAX_SECTOR_SIZE 4096    /* bytes: the largest encryption sector */
+
+/* Anticipation (anticipate.c): a gap of at most ANTICIPATE_SECTORS
+ * 512-byte sectors (64 MiB, as much as may be in flight by default)
+ * ahead of the last write is waited for, at most ANTICIPATE_NS once,
+ * inside a stream of at least RUN_MIN contiguous writes. */
+#define ANTICIPATE_SECTORS 131072
+#define ANTICIPATE_NS 2000000
+#define RUN_MIN 8
+
+struct request;
+
+struct chunk
+{
+  struct wo_item wo;            /* write-out link and sort key */
+  struct request *req;
+  uint64_t offset;              /* plaintext bytes, sector-aligned */
+  uint32_t len;                 /* bytes, whole sectors */
+  uint8_t *data;                /* read: where the plaintext goes;
+                                   write: the ciphertext (a pool buffer) */
+  int err;                      /* errno for this chunk, 0 when done well */
+  bool encrypting;              /* on the write-out stage's pending list */
+  struct chunk *pend_prev, *pend_next;
+};
+
+struct request
+{
+  struct engine *e;
+  bool write;
+  /* Write plaintext: the caller's bytes SRC hold plaintext offset
+   * SRC_OFFSET onwards (NULL: zeros); HEAD and TAIL are the merged
+   * partial first and last sectors (NULL when whole). */
+  const uint8_t *src;
+  uint64_t src_offset;
+  uint64_t start, end;          /* aligned plaintext range, bytes */
+  const uint8_t *head, *tail;
+  struct chunk chunks[WAVE_CHUNKS];
+  unsigned nchunks;
+  unsigned claimed;             /* chunks taken; under the pool lock */
+  struct rqueue *queue;         /* where it waits for workers, or NULL */
+  struct request *prev, *next;  /* links in that queue */
+  atomic_uint pending;          /* chunks not complete; owner waits on 0 */
+};
+
+struct rqueue
+{
+  struct request *head, *tail;
+};
+
+struct worker
+{
+  struct workers *pool;
+  unsigned index;
+  pthread_t thread;
+  pthread_cond_t wake;
+  struct rqueue own;            /* same_cpu_crypt requests for it */
+  bool idle;                    /* waiting on WAKE; under the pool lock */
+};
+
+struct workers
+{
+  pthread_mutex_t lock;
+  struct rqueue shared;
+  struct worker *w;
+  unsigned n;                   /* threads running */
+  bool stopping;
+  unsigned depth, depth_max;    /* chunks waiting for a worker */
+};
+
+struct writeout
+{
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  struct wo_item *head, **tailp;  /* arrivals, in order */
+  struct chunk *encrypting;       /* chunks being encrypted now */
+  unsigned depth, depth_max;      /* chunks waiting */
+  unsigned batch_max;             /* largest round, chunks */
+  uint64_t rounds;
+  const struct writeout_policy *policy;
+  void *state;
+  struct wo_item *held;           /* ordered, kept back from a round */
+  pthread_t thread;
+  bool running, stopping, sleeping;
+  bool anticipating;              /* waiting for a gap: wake on admit */
+  bool busy;                      /* the dispatch token is taken */
+  /* Written by the token holder only: */
+  uint64_t last_end;              /* sector after the last dispatch */
+  unsigned run;                   /* contiguous dispatches, about */
+  uint64_t gap_at;                /* the gap being waited for... */
+  struct timespec gap_deadline;   /* ...until then (CLOCK_REALTIME) */
+  uint64_t anticipations;         /* gaps waited for */
+  uint64_t direct;                /* chunks dispatched by their crypter */
+};
+
+struct counters
+{
+  atomic_uint_fast64_t reads, writes, zeros, trims, flushes;
+  atomic_uint_fast64_t read_bytes, write_bytes;       /* plaintext */
+  atomic_uint_fast64_t read_chunks, write_chunks;
+  atomic_uint_fast64_t inline_chunks, worker_chunks;  /* who crypted */
+  atomic_uint_fast64_t dispatches, sequential;        /* backend writes */
+  atomic_uint_fast64_t rmw_sectors, errors;
+  atomic_uint_fast64_t last_write_end;  /* backend bytes */
+  atomic_uint inflight_max;             /* requests at once */
+};
+
+struct engine
+{
+  struct engine_config cfg;     /* cfg.scheduler is not kept */
+  struct sector_cipher *cipher;
+  struct backend *backend;
+  const struct writeout_policy *policy;
+  uint64_t read_chunk, write_chunk;   /* bytes per chunk */
+  uint64_t max_inflight;              /* bytes of ciphertext */
+  unsigned nworkers;
+  struct rangelock writes;      /* sector-aligned ranges being written */
+  struct bufpool bufs;
+  struct workers pool;
+  struct writeout wo;
+  uint8_t *zeros;               /* write_chunk bytes of zeros */
+  bool started;
+  atomic_uint debug;            /* enum engine_debug; set at any time */
+  /* The suspend gate. */
+  pthread_mutex_t gate_lock;
+  pthread_cond_t gate_cond;
+  atomic_uint inflight;         /* requests inside the engine */
+  atomic_bool suspended;
+  struct counters st;
+};
+
+static inline bool
+debug_on (struct engine *e, unsigned flag)
+{
+  return atomic_load_explicit (&e->debug, memory_order_relaxed) & flag;
+}
+
+/* engine.c: the suspend gate around every request */
+void gate_enter (struct engine *e);
+void gate_leave (struct engine *e);
+
+/* workers.c */
+int workers_start (struct engine *e, unsigned n);
+void workers_stop (struct workers *p);
+/* Queues R's unclaimed chunks: on worker WORKER's own queue, or on the
+ * shared queue when WORKER < 0. */
+void workers_submit (struct workers *p, struct request *r, int worker);
+/* Takes R's next unclaimed chunk back for the caller, or NULL. */
+struct chunk *workers_claim (struct workers *p, struct request *r);
+void thread_setup (struct engine *e, const char *name);
+
+/* writeout.c */
+int writeout_start (struct engine *e);
+void writeout_stop (struct writeout *wo);
+/* R's write chunks have their buffers and are about to be encrypted: a
+ * policy that orders across writes in flight will not dispatch past
+ * them until they arrive. */
+void writeout_admit (struct engine *e, struct request *r);
+/* A chunk's encryption failed: it will never arrive. */
+void writeout_cancel (struct engine *e, struct chunk *c);
+/* Hands an encrypted chunk to the write-out stage. */
+void writeout_submit (struct engine *e, struct chunk *c);
+
+/* anticipate.c, all under the stage's lock with the dispatch token */
+/* Should the round starting with FIRST wait for a gap before it? */
+bool anticipate_gap_locked (struct writeout *wo, const struct wo_item *first);
+/* Cuts an ordered batch before its first gap inside a stream; returns
+ * the tail (or NULL) for the next round. */
+struct wo_item *anticipate_cut (const struct writeout *wo,
+                                struct wo_item *batch);
+/* Waits for an admission, an arrival or the gap's deadline. */
+void anticipate_wait_locked (struct writeout *wo);
+
+/* chunk.c */
+void chunk_run (struct chunk *c, bool on_worker);
+void chunk_dispatch_write (struct engine *e, struct chunk *c);
+void chunk_done (struct chunk *c, int err);
+int request_wait (struct request *r);
+int read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset);
+void trace_queue (struct engine *e, const char *rwbs, uint64_t offset,
+                  uint64_t len);
+
+#endif /* DMCRYPT_SCHED_INTERNAL_H */

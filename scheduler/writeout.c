@@ -1,0 +1,371 @@
+/* The write-out stage, dm-crypt's dmcrypt_write: encrypted chunks are
+ * linked in arrival order; each round steals everything that
+ * accumulated while the previous round was being written, asks the
+ * policy for the dispatch order and writes the batch.
+ *
+ * Rounds are run by whoever holds the dispatch token (one at a time, so
+ * the policy's order is what reaches the backend): the thread that just
+ * encrypted a chunk, when the token is free (no hand-off, no sleep, a
+ * few rounds at most), else the writer thread, which also waits for
+ * stream gaps and takes over what a crypting thread left.  Submission
+ * from the crypting thread (submit_from_crypt_cpus, no_write_workqueue)
+ * bypasses the stage. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "../common/log.h"
+#include "../table/crypt_table.h"
+#include "internal.h"
+
+/* Rounds a crypting thread runs before leaving the rest to the writer
+ * thread: its own request's reply waits meanwhile. */
+#define CRYPTER_ROUNDS 2
+
+enum rounds_end
+{
+  ROUNDS_EMPTY,                 /* nothing left */
+  ROUNDS_HELD,                  /* the rest waits for a chunk in crypto */
+  ROUNDS_GAP,                   /* the rest waits for a stream gap */
+  ROUNDS_LIMIT,                 /* the round limit was reached */
+};
+
+static struct chunk *
+chunk_of (struct wo_item *it)
+{
+  return (struct chunk *) ((char *) it - offsetof (struct chunk, wo));
+}
+
+static struct wo_item *
+concat (struct wo_item *a, struct wo_item *b)
+{
+  struct wo_item **link = &a;
+
+  while (*link)
+    link = &(*link)->next;
+  *link = b;
+  return a;
+}
+
+static unsigned
+list_length (const struct wo_item *it)
+{
+  unsigned n = 0;
+
+  for (; it; it = it->next)
+    n++;
+  return n;
+}
+
+/* Under the lock: the lowest sector that may still arrive before the
+ * round is written: chunks in crypto, and arrivals since it was taken. */
+static uint64_t
+lowest_pending_locked (const struct writeout *wo)
+{
+  const struct chunk *c;
+  const struct wo_item *it;
+  uint64_t low = UINT64_MAX;
+
+  for (c = wo->encrypting; c; c = c->pend_next)
+    if (c->wo.sector < low)
+      low = c->wo.sector;
+  for (it = wo->head; it; it = it->next)
+    if (it->sector < low)
+      low = it->sector;
+  return low;
+}
+
+/* Under the lock: splits the ordered BATCH into the prefix that may go
+ * now (returned) and the rest, prepended to the held list. */
+static struct wo_item *
+split_batch_locked (struct writeout *wo, struct wo_item *batch)
+{
+  uint64_t limit = UINT64_MAX;
+  struct wo_item *head = batch, **link = &head;
+
+  if (wo->policy->hold_for_encrypting)
+    limit = lowest_pending_locked (wo);
+  while (*link && (*link)->sector < limit)
+    link = &(*link)->next;
+  wo->held = concat (*link, wo->held);
+  *link = NULL;
+  return head;
+}
+
+/* Under the lock: the held chunks (older) then the arrivals. */
+static struct wo_item *
+take_all_locked (struct writeout *wo)
+{
+  struct wo_item *all = concat (wo->held, wo->head);
+
+  wo->held = wo->head = NULL;
+  wo->tailp = &wo->head;
+  wo->depth = 0;
+  return all;
+}
+
+static void
+debug_round (struct wo_item *it, unsigned held)
+{
+  unsigned count = 0, in_order = 0;
+  uint64_t end = it->sector;
+
+  for (; it; it = it->next, count++) {
+    in_order += it->sector == end;
+    end = it->sector + it->nsect;
+  }
+  nbdkit_debug ("write-out round: %u chunks, %u contiguous, %u held back",
+                count, in_order, held);
+}
+
+/* Writes an ordered list.  The caller holds the token, not the lock. */
+static void
+dispatch_list (struct engine *e, struct wo_item *it)
+{
+  struct writeout *wo = &e->wo;
+  struct wo_item *next;
+
+  for (; it; it = next) {
+    next = it->next;            /* the chunk is gone once done */
+    /* A seek halves the run: one late request does not end a stream. */
+    wo->run = it->sector == wo->last_end ? wo->run + 1 : wo->run / 2;
+    wo->last_end = it->sector + it->nsect;
+    chunk_dispatch_write (e, chunk_of (it));
+  }
+}
+
+/* Under the lock, holding the token: runs up to MAX rounds (0: no
+ * limit) while something may be dispatched.  CRYPTER: the holder is a
+ * crypting thread, not the writer (for the statistics). */
+static enum rounds_end
+run_rounds_locked (struct engine *e, unsigned max, bool crypter)
+{
+  struct writeout *wo = &e->wo;
+  struct wo_item *batch;
+  unsigned n, done;
+
+  for (done = 0; max == 0 || done < max; done++) {
+    batch = take_all_locked (wo);
+    if (batch == NULL)
+      return ROUNDS_EMPTY;
+    pthread_mutex_unlock (&wo->lock);
+    batch = wo->policy->order (wo->state, batch);
+    pthread_mutex_lock (&wo->lock);
+    batch = split_batch_locked (wo, batch);
+    if (batch == NULL) {
+      /* Held for a chunk in crypto; if it (or anything) arrived while
+       * we sorted, go again: its crypter saw the token taken. */
+      if (wo->head == NULL)
+        return ROUNDS_HELD;
+      done--;
+      continue;
+    }
+    if (anticipate_gap_locked (wo, batch)) {
+      wo->held = concat (batch, wo->held);
+      return ROUNDS_GAP;
+    }
+    wo->held = concat (anticipate_cut (wo, batch), wo->held);
+    n = list_length (batch);
+    wo->rounds++;
+    if (n > wo->batch_max)
+      wo->batch_max = n;
+    if (crypter)
+      wo->direct += n;
+    pthread_mutex_unlock (&wo->lock);
+    if (debug_on (e, ENGINE_DEBUG_WRITEOUT))
+      debug_round (batch, list_length (wo->held));
+    dispatch_list (e, batch);
+    pthread_mutex_lock (&wo->lock);
+  }
+  return wo->head || wo->held ? ROUNDS_LIMIT : ROUNDS_EMPTY;
+}
+
+static void
+wait_locked (struct writeout *wo)
+{
+  wo->sleeping = true;
+  pthread_cond_wait (&wo->wake, &wo->lock);
+  wo->sleeping = false;
+}
+
+static void *
+writer_main (void *arg)
+{
+  struct engine *e = arg;
+  struct writeout *wo = &e->wo;
+  enum rounds_end end;
+
+  thread_setup (e, "dmcrypt_write");
+  pthread_mutex_lock (&wo->lock);
+  for (;;) {
+    if (wo->busy || (wo->head == NULL && wo->held == NULL)) {
+      /* Stop only when nothing is left: every chunk must reach its
+       * owner. */
+      if (wo->stopping && !wo->busy)
+        break;
+      wait_locked (wo);
+      continue;
+    }
+    wo->busy = true;
+    end = run_rounds_locked (e, 0, false);
+    wo->busy = false;
+    if (end == ROUNDS_GAP)
+      anticipate_wait_locked (wo);
+    else if (end == ROUNDS_HELD && wo->head == NULL)
+      /* The chunk in crypto arrives (or is cancelled) and wakes us. */
+      wait_locked (wo);
+  }
+  pthread_mutex_unlock (&wo->lock);
+  return NULL;
+}
+
+int
+writeout_start (struct engine *e)
+{
+  struct writeout *wo = &e->wo;
+  int err;
+
+  pthread_mutex_init (&wo->lock, NULL);
+  pthread_cond_init (&wo->wake, NULL);
+  wo->head = wo->held = NULL;
+  wo->tailp = &wo->head;
+  wo->encrypting = NULL;
+  wo->depth = 0;
+  wo->stopping = wo->busy = false;
+  wo->last_end = wo->gap_at = UINT64_MAX;
+  wo->run = 0;
+  wo->policy = e->policy;
+  wo->state = NULL;
+  if (wo->policy->create && (wo->state = wo->policy->create ()) == NULL) {
+    nbdkit_error ("scheduler %s: %m", wo->policy->name);
+    goto err;
+  }
+  err = pthread_create (&wo->thread, NULL, writer_main, e);
+  if (err) {
+    errno = err;
+    nbdkit_error ("creating write-out thread: %m");
+    if (wo->policy->destroy)
+      wo->policy->destroy (wo->state);
+    goto err;
+  }
+  wo->running = true;
+  return 0;
+
+ err:
+  pthread_cond_destroy (&wo->wake);
+  pthread_mutex_destroy (&wo->lock);
+  return -1;
+}
+
+void
+writeout_stop (struct writeout *wo)
+{
+  if (!wo->running)
+    return;
+  pthread_mutex_lock (&wo->lock);
+  wo->stopping = true;
+  pthread_cond_signal (&wo->wake);
+  pthread_mutex_unlock (&wo->lock);
+  pthread_join (wo->thread, NULL);
+  wo->running = false;
+  if (wo->policy->destroy)
+    wo->policy->destroy (wo->state);
+  pthread_cond_destroy (&wo->wake);
+  pthread_mutex_destroy (&wo->lock);
+}
+
+static bool
+bypassed (struct engine *e)
+{
+  unsigned direct = CT_SUBMIT_FROM_CRYPT_CPUS | CT_NO_WRITE_WORKQUEUE;
+
+  return !e->wo.running || (e->cfg.flags & direct);
+}
+
+static void
+unlink_encrypting_locked (struct writeout *wo, struct chunk *c)
+{
+  if (c->pend_prev)
+    c->pend_prev->pend_next = c->pend_next;
+  else
+    wo->encrypting = c->pend_next;
+  if (c->pend_next)
+    c->pend_next->pend_prev = c->pend_prev;
+  c->encrypting = false;
+}
+
+void
+writeout_admit (struct engine *e, struct request *r)
+{
+  struct writeout *wo = &e->wo;
+  bool track = !bypassed (e) && wo->policy->hold_for_encrypting;
+  struct chunk *c;
+  unsigned i;
+
+  for (i = 0; i < r->nchunks; i++)
+    r->chunks[i].encrypting = false;
+  if (!track)
+    return;
+  pthread_mutex_lock (&wo->lock);
+  for (i = 0; i < r->nchunks; i++) {
+    c = &r->chunks[i];
+    c->encrypting = true;
+    c->pend_prev = NULL;
+    c->pend_next = wo->encrypting;
+    if (wo->encrypting)
+      wo->encrypting->pend_prev = c;
+    wo->encrypting = c;
+  }
+  if (wo->anticipating)
+    pthread_cond_signal (&wo->wake);
+  pthread_mutex_unlock (&wo->lock);
+}
+
+void
+writeout_cancel (struct engine *e, struct chunk *c)
+{
+  struct writeout *wo = &e->wo;
+
+  if (!c->encrypting)
+    return;
+  pthread_mutex_lock (&wo->lock);
+  unlink_encrypting_locked (wo, c);
+  /* Chunks held behind it may go now: the writer takes them. */
+  if (wo->sleeping)
+    pthread_cond_signal (&wo->wake);
+  pthread_mutex_unlock (&wo->lock);
+}
+
+void
+writeout_submit (struct engine *e, struct chunk *c)
+{
+  struct writeout *wo = &e->wo;
+  enum rounds_end end;
+
+  if (bypassed (e)) {
+    chunk_dispatch_write (e, c);
+    return;
+  }
+  c->wo.next = NULL;
+  pthread_mutex_lock (&wo->lock);
+  if (c->encrypting)
+    unlink_encrypting_locked (wo, c);
+  *wo->tailp = &c->wo;
+  wo->tailp = &c->wo.next;
+  if (++wo->depth > wo->depth_max)
+    wo->depth_max = wo->depth;
+  if (wo->busy) {
+    /* The token holder takes it in its next round. */
+    pthread_mutex_unlock (&wo->lock);
+    return;
+  }
+  wo->busy = true;
+  end = run_rounds_locked (e, CRYPTER_ROUNDS, true);
+  wo->busy = false;
+  /* What needs waiting for, or more rounds, is the writer's job; a
+   * chunk held for one still in crypto is its crypter's.  A writer told
+   * to stop while we held the token waits for it back. */
+  if ((end == ROUNDS_GAP || end == ROUNDS_LIMIT || wo->stopping)
+      && wo->sleeping)
+    pthread_cond_signal (&wo->wake);
+  pthread_mutex_unlock (&wo->lock);
+}

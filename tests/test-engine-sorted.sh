@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The sorted write-out policy, as "dm crypt: sort writes" (Linux 4.0):
+# an nbdcopy of 256 MiB with 64 requests in flight and workers=2 must
+# reach the backend with >= 99% of its writes starting exactly where the
+# previous one ended; fifo (completion order) measurably less.  The
+# trace is the judge (tools/dmcrypt-trace), and the data must be intact.
+# One connection: nbdcopy gives each connection its own region, which
+# would be several interleaved streams.  The flags that bypass the
+# write-out stage are turned off and the chunk size is the default,
+# whatever DMCRYPT_TEST_PARAMS forces.
+source "$(dirname "$0")/functions.sh"
+requires_cmd nbdkit nbdcopy timeout cmp
+plugin_built_or_fail
+analyser="$topdir/tools/dmcrypt-trace"
+[ -x "$analyser" ] || fail "$analyser is not built: run make first"
+scratch
+export tmp
+
+size_mib=256
+key=$(random_hex 64)
+table="0 $(( (size_mib + 1) * 2048 )) crypt aes-xts-plain64 $key 0 /dev/null 0"
+truncate -s $(( size_mib + 1 ))M "$tmp/img"
+head -c ${size_mib}M /dev/urandom > "$tmp/src"
+
+run_copy ()  # run_copy SCHEDULER
+{
+  rm -f "$tmp/trace.$1"
+  timeout 300 nbdkit -U - "$plugin" file="$tmp/img" table="$table" \
+    workers=2 scheduler="$1" trace="$tmp/trace.$1" \
+    submit-from-crypt-cpus=0 no-write-workqueue=0 max-write-size=128K \
+    --run 'nbdcopy --requests=64 --connections=1 "$tmp/src" "$uri" &&
+           nbdcopy --connections=1 "$uri" "$tmp/back.'"$1"'"' \
+    || fail "scheduler=$1: nbdkit or nbdcopy failed"
+  head -c ${size_mib}M "$tmp/back.$1" | cmp -s - "$tmp/src" \
+    || fail "scheduler=$1: data read back differs"
+  rm -f "$tmp/back.$1"
+}
+
+check_trace_layout ()  # blkparse's header and tail on every line
+{
+  local bad
+  local header='^ *[0-9]+,[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{9} +[0-9]+'
+  local tail=' +[QDC] +[A-Z]+ ([0-9]+ \+ [0-9]+ )?\[[^]]*\]$'
+  bad=$(grep -Evc "$header$tail" "$1")
+  [ "$bad" -eq 0 ] || fail "$bad trace lines are not in blkparse's layout"
+}
+
+run_copy sorted
+run_copy fifo
+check_trace_layout "$tmp/trace.sorted"
+sorted=$("$analyser" --quiet "$tmp/trace.sorted")
+fifo=$("$analyser" --quiet "$tmp/trace.fifo")
+echo "sequential backend writes: sorted $sorted, fifo $fifo"
+"$analyser" "$tmp/trace.sorted"
+writes=$(grep -w D "$tmp/trace.sorted" | grep -cw W)
+[ "$writes" -eq $(( size_mib * 8 )) ] \
+  || fail "expected $(( size_mib * 8 )) 128 KiB backend writes, got $writes"
+awk -v s="$sorted" -v f="$fifo" 'BEGIN { exit !(s >= 0.99 && f < s) }' \
+  || fail "sorted must be >= 0.99 and above fifo"

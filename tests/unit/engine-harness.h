@@ -1,0 +1,225 @@
+/* Shared by the engine unit tests: an in-memory backend that can hold
+ * writes back, fail a chosen sector and log dispatch order, a keyed
+ * cipher, and an engine built over both. */
+#ifndef DMCRYPT_ENGINE_HARNESS_H
+#define DMCRYPT_ENGINE_HARNESS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../backend/backend.h"
+#include "../../crypto/cipher.h"
+#include "../../scheduler/engine.h"
+#include "../../table/crypt_table.h"
+
+#define CHECK(cond, ...)                                               \
+  do {                                                                 \
+    if (!(cond)) {                                                     \
+      fprintf (stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf (stderr, __VA_ARGS__);                                   \
+      fputc ('\n', stderr);                                            \
+      exit (1);                                                        \
+    }                                                                  \
+  } while (0)
+
+struct mem
+{
+  uint8_t *data;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool hold;                  /* pwrite waits while set */
+  unsigned held;              /* pwrites waiting */
+  int64_t fail_sector;        /* IO touching this 512-byte sector: EIO */
+  uint64_t log[1 << 16];      /* byte offsets of dispatched writes */
+  unsigned nlog;
+  unsigned syncs, discards;
+};
+
+static inline int
+mem_fails (struct mem *m, size_t count, uint64_t offset)
+{
+  return m->fail_sector >= 0
+    && (uint64_t) m->fail_sector >= offset / 512
+    && (uint64_t) m->fail_sector < (offset + count + 511) / 512;
+}
+
+static inline int
+mem_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
+{
+  struct mem *m = b->priv;
+  int r = 0;
+
+  pthread_mutex_lock (&m->lock);
+  if (mem_fails (m, count, offset))
+    r = -1;
+  else
+    memcpy (buf, m->data + offset, count);
+  pthread_mutex_unlock (&m->lock);
+  if (r)
+    errno = EIO;
+  return r;
+}
+
+static inline int
+mem_pwrite (struct backend *b, const void *buf, size_t count,
+            uint64_t offset)
+{
+  struct mem *m = b->priv;
+  int r = 0;
+
+  pthread_mutex_lock (&m->lock);
+  m->held++;
+  pthread_cond_broadcast (&m->cond);
+  while (m->hold)
+    pthread_cond_wait (&m->cond, &m->lock);
+  m->held--;
+  if (mem_fails (m, count, offset))
+    r = -1;
+  else {
+    memcpy (m->data + offset, buf, count);
+    if (m->nlog < sizeof m->log / sizeof m->log[0])
+      m->log[m->nlog++] = offset;
+  }
+  pthread_mutex_unlock (&m->lock);
+  if (r)
+    errno = EIO;
+  return r;
+}
+
+static inline int
+mem_sync (struct backend *b)
+{
+  struct mem *m = b->priv;
+
+  pthread_mutex_lock (&m->lock);
+  m->syncs++;
+  pthread_mutex_unlock (&m->lock);
+  return 0;
+}
+
+static inline int
+mem_discard (struct backend *b, uint64_t count, uint64_t offset)
+{
+  struct mem *m = b->priv;
+
+  pthread_mutex_lock (&m->lock);
+  memset (m->data + offset, 0, count);
+  m->discards++;
+  pthread_mutex_unlock (&m->lock);
+  return 0;
+}
+
+static inline void
+mem_close (struct backend *b)
+{
+  struct mem *m = b->priv;
+
+  free (m->data);
+  free (m);
+  free (b);
+}
+
+static const struct backend_ops mem_ops = {
+  .name = "memory", .pread = mem_pread, .pwrite = mem_pwrite,
+  .sync = mem_sync, .discard = mem_discard, .close = mem_close,
+};
+
+static inline struct backend *
+mem_open (uint64_t size)
+{
+  struct backend *b = calloc (1, sizeof *b);
+  struct mem *m = calloc (1, sizeof *m);
+
+  CHECK (b && m, "calloc");
+  m->data = calloc (1, size);
+  CHECK (m->data, "calloc %llu", (unsigned long long) size);
+  m->fail_sector = -1;
+  pthread_mutex_init (&m->lock, NULL);
+  pthread_cond_init (&m->cond, NULL);
+  b->ops = &mem_ops;
+  b->priv = m;
+  b->size = size;
+  b->can_discard = true;
+  b->dev_major = 7;
+  return b;
+}
+
+static inline struct mem *
+mem_of (struct backend *b)
+{
+  return b->priv;
+}
+
+/* Holds (or lets go) every backend write. */
+static inline void
+mem_hold (struct backend *b, bool hold)
+{
+  struct mem *m = mem_of (b);
+
+  pthread_mutex_lock (&m->lock);
+  m->hold = hold;
+  pthread_cond_broadcast (&m->cond);
+  pthread_mutex_unlock (&m->lock);
+}
+
+/* Waits until N writes are held in the backend. */
+static inline void
+mem_wait_held (struct backend *b, unsigned n)
+{
+  struct mem *m = mem_of (b);
+  struct timespec deadline;
+
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 20;
+  pthread_mutex_lock (&m->lock);
+  while (m->held < n)
+    CHECK (pthread_cond_timedwait (&m->cond, &m->lock, &deadline) == 0,
+           "timed out waiting for %u held writes (have %u)", n, m->held);
+  pthread_mutex_unlock (&m->lock);
+}
+
+static inline struct sector_cipher *
+test_cipher (unsigned sector_size)
+{
+  static uint8_t key[64];
+  struct sector_cipher_params p = {
+    .spec = "aes-xts-plain64", .key = key, .key_size = sizeof key,
+    .sector_size = sector_size,
+  };
+  unsigned i;
+
+  for (i = 0; i < sizeof key; i++)
+    key[i] = i * 7 + 1;
+  return sector_cipher_new (&p);
+}
+
+/* Plaintext of the backend's bytes, decrypted independently of the
+ * engine, into OUT (SIZE bytes from plaintext offset 0). */
+static inline void
+decrypt_backend (struct backend *b, struct sector_cipher *c,
+                 uint64_t data_offset, uint8_t *out, uint64_t size)
+{
+  struct mem *m = mem_of (b);
+
+  pthread_mutex_lock (&m->lock);
+  memcpy (out, m->data + data_offset, size);
+  pthread_mutex_unlock (&m->lock);
+  CHECK (sector_cipher_decrypt (c, out, out, size, 0) == 0, "decrypt");
+}
+
+/* xorshift: reproducible and thread-local, unlike rand(). */
+static inline uint64_t
+rnd (uint64_t *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+#endif /* DMCRYPT_ENGINE_HARNESS_H */

@@ -1,0 +1,302 @@
+/* The engine's ordering guarantees, made deterministic by holding the
+ * backend's writes: the sorted policy dispatches a round in ascending
+ * sector order and fifo in arrival order; a write is acknowledged only
+ * once its ciphertext is in the backend; FUA and flush sync; suspend
+ * drains and holds; the in-flight cap bounds ciphertext buffers; a
+ * policy swap while suspended takes effect. */
+#include <unistd.h>
+
+#include "engine-harness.h"
+
+#define SIZE (1 << 20)          /* bytes of plaintext */
+#define CHUNK 4096              /* bytes per chunk */
+#define NWRITES 16              /* writes queued behind a held one */
+
+struct job
+{
+  struct engine *e;
+  uint64_t offset, len;
+  bool fua, done;
+  int r;
+  pthread_t thread;
+  uint8_t data[CHUNK * 16];
+};
+
+static void *
+job_main (void *arg)
+{
+  struct job *j = arg;
+
+  j->r = engine_write (j->e, j->data, j->len, j->offset, j->fua);
+  __atomic_store_n (&j->done, true, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void
+job_start (struct job *j, struct engine *e, uint64_t offset, uint64_t len)
+{
+  j->e = e;
+  j->offset = offset;
+  j->len = len;
+  j->done = false;
+  memset (j->data, offset / CHUNK + 1, len);
+  CHECK (pthread_create (&j->thread, NULL, job_main, j) == 0, "thread");
+}
+
+static bool
+job_done (struct job *j)
+{
+  return __atomic_load_n (&j->done, __ATOMIC_ACQUIRE);
+}
+
+static void
+job_join (struct job *j)
+{
+  pthread_join (j->thread, NULL);
+  CHECK (j->r == 0, "write at %llu failed", (unsigned long long) j->offset);
+}
+
+static struct engine *
+make_engine (struct backend *b, struct sector_cipher *c, const char *sched,
+             uint64_t max_inflight)
+{
+  struct engine_config cfg = {
+    .size = SIZE, .sector_size = 512, .workers = 2, .scheduler = sched,
+    .max_read_size = CHUNK, .max_write_size = CHUNK,
+    .max_inflight = max_inflight,
+  };
+  struct engine *e = engine_new (&cfg, c, b);
+
+  CHECK (e && engine_start (e) == 0, "engine");
+  return e;
+}
+
+/* Polls until the write-out queue holds N chunks. */
+static void
+wait_queued (struct engine *e, unsigned n)
+{
+  struct engine_stats st;
+  int i;
+
+  for (i = 0; i < 20000; i++) {
+    engine_get_stats (e, &st);
+    if (st.writeout_depth >= n)
+      return;
+    usleep (1000);
+  }
+  CHECK (0, "write-out queue never reached %u chunks", n);
+}
+
+/* One write holds the writer in the backend; NWRITES more arrive one by
+ * one in a shuffled order; on release the next round is dispatched in
+ * the policy's order.  Returns how many of that round ascend. */
+static unsigned
+round_order (const char *sched, bool expect_sorted)
+{
+  static const unsigned shuffled[NWRITES] = {
+    9, 3, 14, 1, 7, 12, 5, 16, 2, 11, 8, 15, 4, 10, 13, 6,
+  };
+  static struct job jobs[NWRITES + 1];
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, sched, 0);
+  struct mem *m = mem_of (b);
+  unsigned i, ascending = 0;
+
+  mem_hold (b, true);
+  job_start (&jobs[0], e, 100 * CHUNK, CHUNK);
+  mem_wait_held (b, 1);
+  for (i = 0; i < NWRITES; i++) {
+    job_start (&jobs[i + 1], e, shuffled[i] * CHUNK, CHUNK);
+    wait_queued (e, i + 1);
+  }
+  CHECK (!job_done (&jobs[1]), "a write was acknowledged while held");
+  mem_hold (b, false);
+  for (i = 0; i <= NWRITES; i++)
+    job_join (&jobs[i]);
+  CHECK (m->nlog == NWRITES + 1, "%u writes reached the backend", m->nlog);
+  for (i = 1; i <= NWRITES; i++) {
+    uint64_t want = expect_sorted ? i * CHUNK : shuffled[i - 1] * CHUNK;
+    CHECK (m->log[i] == want, "%s: dispatch %u at %llu, expected %llu",
+           sched, i, (unsigned long long) m->log[i],
+           (unsigned long long) want);
+    ascending += i > 1 && m->log[i] == m->log[i - 1] + CHUNK;
+  }
+  printf ("%s: %u of %u dispatches continue the previous one\n", sched,
+          ascending, NWRITES - 1);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+  return ascending;
+}
+
+/* Acknowledged means in the backend; FUA and flush reach its sync. */
+static void
+test_ack_fua_flush (void)
+{
+  static struct job j;
+  static uint8_t plain[CHUNK * 4];
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, NULL, 0);
+  struct mem *m = mem_of (b);
+  unsigned syncs;
+
+  mem_hold (b, true);
+  job_start (&j, e, 0, sizeof plain);
+  mem_wait_held (b, 1);
+  usleep (20000);
+  CHECK (!job_done (&j), "write acknowledged before its ciphertext is down");
+  mem_hold (b, false);
+  job_join (&j);
+  decrypt_backend (b, c, 0, plain, sizeof plain);
+  CHECK (memcmp (plain, j.data, sizeof plain) == 0,
+         "acknowledged write is not in the backend");
+
+  syncs = m->syncs;
+  j.fua = true;
+  job_start (&j, e, CHUNK * 8, CHUNK);
+  job_join (&j);
+  CHECK (m->syncs == syncs + 1, "FUA write synced the backend once");
+  CHECK (engine_flush (e) == 0 && m->syncs == syncs + 2, "flush syncs");
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
+struct suspender
+{
+  struct engine *e;
+  bool done;
+};
+
+static void *
+suspend_main (void *arg)
+{
+  struct suspender *s = arg;
+
+  CHECK (engine_suspend (s->e) == 0, "suspend: %m");
+  __atomic_store_n (&s->done, true, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* Suspend waits for the write in flight, then holds new requests; a
+ * policy and worker swap while suspended works. */
+static void
+test_suspend (void)
+{
+  static struct job j1, j2;
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, NULL, 0);
+  struct suspender s = { .e = e };
+  struct engine_config cfg = {
+    .size = SIZE, .sector_size = 512, .workers = 1, .scheduler = "fifo",
+  };
+  struct engine_stats st;
+  pthread_t t;
+  uint8_t back[CHUNK];
+
+  CHECK (engine_reconfigure (e, &cfg, c, b) == -1 && errno == EBUSY,
+         "reconfigure refused while running");
+  mem_hold (b, true);
+  job_start (&j1, e, 0, CHUNK);
+  mem_wait_held (b, 1);
+  pthread_create (&t, NULL, suspend_main, &s);
+  usleep (50000);
+  CHECK (!__atomic_load_n (&s.done, __ATOMIC_ACQUIRE),
+         "suspend returned with a write in flight");
+  mem_hold (b, false);
+  pthread_join (t, NULL);
+  CHECK (mem_of (b)->nlog == 1, "suspend returned before the write "
+         "reached the backend");
+  job_join (&j1);
+
+  job_start (&j2, e, CHUNK, CHUNK);
+  usleep (50000);
+  CHECK (!job_done (&j2), "a write went through a suspended engine");
+  CHECK (engine_reconfigure (e, &cfg, c, b) == 0, "reconfigure: %m");
+  engine_resume (e);
+  job_join (&j2);
+  CHECK (engine_read (e, back, CHUNK, CHUNK) == 0
+         && memcmp (back, j2.data, CHUNK) == 0, "read after resume");
+  engine_get_stats (e, &st);
+  CHECK (st.writes == 2, "both writes counted");
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
+/* With the cap at two chunks, two 16-chunk writes never have more than
+ * two ciphertext buffers out between them. */
+static void
+test_backpressure (void)
+{
+  static struct job j, k;
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, NULL, 2 * CHUNK);
+  struct engine_stats st;
+
+  mem_hold (b, true);
+  job_start (&j, e, 0, 16 * CHUNK);
+  mem_wait_held (b, 1);
+  job_start (&k, e, 32 * CHUNK, 16 * CHUNK);
+  usleep (50000);
+  engine_get_stats (e, &st);
+  CHECK (st.buffers_max == 2, "buffers out while held: %u", st.buffers_max);
+  CHECK (st.buffer_waits > 0, "the cap held an encryption back");
+  mem_hold (b, false);
+  job_join (&j);
+  job_join (&k);
+  engine_get_stats (e, &st);
+  CHECK (st.buffers_max == 2, "buffers out at most: %u", st.buffers_max);
+  printf ("backpressure: %llu waits at a cap of 2 buffers\n",
+          (unsigned long long) st.buffer_waits);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
+/* A worker that dispatched the last chunk may still hold the stage's
+ * token when the request returns: freeing the engine at once must
+ * neither hang nor touch freed memory (once a hang under the suite). */
+static void
+test_free_after_worker_dispatch (void)
+{
+  static uint8_t data[3 * CHUNK];
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine_config cfg = {
+    .size = SIZE, .sector_size = 512, .workers = 1,
+    .flags = CT_SAME_CPU_CRYPT, .max_write_size = CHUNK,
+  };
+  struct engine *e;
+  unsigned i;
+
+  for (i = 0; i < 300; i++) {
+    e = engine_new (&cfg, c, b);
+    CHECK (e && engine_start (e) == 0, "engine");
+    CHECK (engine_write (e, data, sizeof data, i * 512, false) == 0,
+           "write: %m");
+    engine_free (e);
+  }
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
+int
+main (void)
+{
+  unsigned sorted = round_order ("sorted", true);
+  unsigned fifo = round_order ("fifo", false);
+
+  CHECK (sorted == NWRITES - 1 && fifo < sorted, "sorted beats fifo");
+  test_ack_fua_flush ();
+  test_suspend ();
+  test_backpressure ();
+  alarm (120);                  /* a hang is a failure, not a stall */
+  test_free_after_worker_dispatch ();
+  printf ("ok\n");
+  return 0;
+}
