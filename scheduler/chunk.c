@@ -1,8 +1,10 @@
-/* What is done to one chunk: a read is fetched and decrypted in place in
- * the caller's buffer; a write is encrypted into a pool buffer (never the
- * caller's, which nbdkit owns) and handed to the write-out stage, which
- * calls chunk_dispatch_write.  The last chunk of a request to finish
- * wakes the request's thread. */
+/* What is done to one chunk: a read is fetched by the request's thread
+ * (chunk_fetch) and decrypted in place in the caller's buffer; a write
+ * is encrypted into a pool buffer (never the caller's, which nbdkit
+ * owns) and handed to the write-out stage, which calls
+ * chunk_dispatch_write.  Workers only crypt, as kcryptd does: a stalled
+ * device never holds a worker, so reads beside a stalled write go on.
+ * The last chunk of a request to finish wakes the request's thread. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -36,14 +38,23 @@ read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset)
                                 offset >> SECTOR_SHIFT);
 }
 
-static int
-read_chunk (struct engine *e, struct chunk *c)
+void
+chunk_fetch (struct engine *e, struct chunk *c)
 {
   if (backend_pread (e->backend, c->data, c->len,
                      e->cfg.data_offset + c->offset) == -1)
-    return -1;
-  return sector_cipher_decrypt (e->cipher, c->data, c->data, c->len,
-                                c->offset >> SECTOR_SHIFT);
+    c->err = errno;
+}
+
+static int
+decrypt_chunk (struct engine *e, struct chunk *c)
+{
+  if (c->err)
+    return c->err;
+  if (sector_cipher_decrypt (e->cipher, c->data, c->data, c->len,
+                             c->offset >> SECTOR_SHIFT) == -1)
+    return errno;
+  return 0;
 }
 
 /* The plaintext at POS (inside the request's aligned range), as a
@@ -98,7 +109,7 @@ chunk_run (struct chunk *c, bool on_worker)
                              : &e->st.inline_chunks, 1,
                              memory_order_relaxed);
   if (!c->req->write) {
-    chunk_done (c, read_chunk (e, c) == -1 ? errno : 0);
+    chunk_done (c, decrypt_chunk (e, c));
     return;
   }
   if (encrypt_chunk (e, c) == -1) {
@@ -108,7 +119,7 @@ chunk_run (struct chunk *c, bool on_worker)
     chunk_done (c, err);
     return;
   }
-  writeout_submit (e, c);
+  writeout_submit (e, c, on_worker);
 }
 
 void

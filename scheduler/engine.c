@@ -119,8 +119,9 @@ start_threads (struct engine *e)
   return 0;
 }
 
-/* Workers first: one may still hold the write-out stage's token,
- * finishing a round after its last chunk let the request go. */
+/* Workers first: after a chunk's completion has let its request go, a
+ * worker may still be on its way back to the queue (or, with
+ * submit_from_crypt_cpus, out of the backend). */
 static void
 stop_threads (struct engine *e)
 {

@@ -40,9 +40,10 @@ struct engine_config
   uint64_t max_read_size;      /* bytes per chunk; 0: 128 KiB */
   uint64_t max_write_size;     /* bytes per chunk; 0: 128 KiB */
   uint64_t max_inflight;       /* bytes of ciphertext in flight; 0: 64 MiB */
-  /* false (default): the calling thread crypts its request's first chunk
-   * and helps the workers with the rest, so a one-chunk request costs no
-   * hand-off; true: every chunk goes to the workers, as in the kernel. */
+  /* false (default): the calling thread crypts its whole request while
+   * as many requests as workers are inside, else its first chunk while
+   * idle workers take the rest, so no hand-off is paid where it cannot
+   * help; true: every chunk goes to the workers, as in the kernel. */
   bool offload_all;
   unsigned debug;              /* enum engine_debug */
 };

@@ -182,7 +182,7 @@ void writeout_admit (struct engine *e, struct request *r);
 /* A chunk's encryption failed: it will never arrive. */
 void writeout_cancel (struct engine *e, struct chunk *c);
 /* Hands an encrypted chunk to the write-out stage. */
-void writeout_submit (struct engine *e, struct chunk *c);
+void writeout_submit (struct engine *e, struct chunk *c, bool on_worker);
 
 /* anticipate.c, all under the stage's lock with the dispatch token */
 /* Should the round starting with FIRST wait for a gap before it? */
@@ -195,6 +195,8 @@ struct wo_item *anticipate_cut (const struct writeout *wo,
 void anticipate_wait_locked (struct writeout *wo);
 
 /* chunk.c */
+/* The request's thread reads a read chunk's ciphertext (sets c->err). */
+void chunk_fetch (struct engine *e, struct chunk *c);
 void chunk_run (struct chunk *c, bool on_worker);
 void chunk_dispatch_write (struct engine *e, struct chunk *c);
 void chunk_done (struct chunk *c, int err);

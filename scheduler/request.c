@@ -27,6 +27,11 @@ run_wave (struct engine *e, struct request *r, bool inline_only)
   r->claimed = 0;
   r->queue = NULL;
   atomic_store_explicit (&r->pending, r->nchunks, memory_order_relaxed);
+  /* Reads are fetched here and only decrypted below: as in the kernel,
+   * IO is issued by the request, never by a worker. */
+  if (!r->write)
+    for (i = 0; i < r->nchunks; i++)
+      chunk_fetch (e, &r->chunks[i]);
   if (inline_only || e->pool.n == 0) {
     for (i = 0; i < r->nchunks; i++)
       chunk_run (&r->chunks[i], false);

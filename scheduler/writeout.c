@@ -335,8 +335,11 @@ writeout_cancel (struct engine *e, struct chunk *c)
   pthread_mutex_unlock (&wo->lock);
 }
 
+/* ON_WORKER: a worker encrypted C.  It never takes the token: a write
+ * stalled in the device would hold the worker, and with it the reads
+ * waiting for decryption; the writer thread dispatches instead. */
 void
-writeout_submit (struct engine *e, struct chunk *c)
+writeout_submit (struct engine *e, struct chunk *c, bool on_worker)
 {
   struct writeout *wo = &e->wo;
   enum rounds_end end;
@@ -353,8 +356,10 @@ writeout_submit (struct engine *e, struct chunk *c)
   wo->tailp = &c->wo.next;
   if (++wo->depth > wo->depth_max)
     wo->depth_max = wo->depth;
-  if (wo->busy) {
-    /* The token holder takes it in its next round. */
+  if (wo->busy || on_worker) {
+    /* The token holder takes it in its next round, or the writer. */
+    if (!wo->busy && wo->sleeping)
+      pthread_cond_signal (&wo->wake);
     pthread_mutex_unlock (&wo->lock);
     return;
   }

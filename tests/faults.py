@@ -41,6 +41,7 @@ PROBE_MARK = "# probe"
 RULES_WAIT_S = 10              # for the server to read a new rules file
 REQUEST_WAIT_S = 60            # for any batch of requests to finish
 STALL_HOLD_S = 0.5             # how long a stalled request is watched
+READ_BESIDE_S = 5              # reads beside a stalled write finish in
 
 
 class Failure(Exception):
@@ -494,16 +495,22 @@ class Tester:
         while time.monotonic() < deadline:
             self.pool.poll(0.05)
         expect(res == [], "a stalled write completed: %s", res)
-        h = self.handles[1]
         t = time.monotonic()
+        reads = {}
         for off in (0, 950 * ss, s):
-            got = h.pread(ss, off)
+            self.read(1, off, off + ss,
+                      lambda err, data, off=off: reads.update({off: data}))
+        while len(reads) < 3 and time.monotonic() < t + READ_BESIDE_S:
+            self.pool.poll(0.05)
+        reads_s = time.monotonic() - t
+        expect(len(reads) == 3, "%d of 3 reads beside a stalled write "
+               "still waiting after %d s", 3 - len(reads), READ_BESIDE_S)
+        for off, got in reads.items():
             if off == s:
                 expect(got in old,
                        "the stalled sector reads other than before")
             else:
                 expect(self.model.matches(got, off), "read beside a stall")
-        reads_s = time.monotonic() - t
         # A write elsewhere, watched for a while (see docs/reliability.md).
         other = []
         self.write(1, 960 * ss, self.rng.randbytes(ss),
@@ -531,7 +538,15 @@ def cmd_data(args):
     for name in ("read_errors", "write_errors", "device_full",
                  "torn_sector", "nth_op", "sync_errors", "discard_errors",
                  "slow_device", "stalled_write"):
-        getattr(t, name)()
+        try:
+            getattr(t, name)()
+        except Exception:
+            # A server with a stalled write ends only once it is gone.
+            if os.path.exists(args.rules):
+                os.unlink(args.rules)
+            print("in scenario %s (seed %d)" % (name, args.seed),
+                  file=sys.stderr)
+            raise
         print("ok: " + t.figures[-1])
         sys.stdout.flush()
     # The server kept serving: all of it reads back, a flush works.

@@ -205,6 +205,8 @@ def main():
     p.add_argument("--conns", type=int, default=32)
     p.add_argument("--depth", type=int, default=16)
     p.add_argument("--max-inflight-mib", type=int, required=True)
+    p.add_argument("--no-rss-cap", action="store_true",
+                   help="report RSS only (a sanitizer's runtime is big)")
     p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
     argv = sys.argv[1:]
     if "--" not in argv:
@@ -254,7 +256,7 @@ def main():
     step = max(1, len(soak.rss) // 10)
     print("RSS MiB over time: " + " ".join(
         "%.0fs:%.1f" % (t, k / 1024) for t, k in soak.rss[::step]))
-    if peak > cap_kib:
+    if peak > cap_kib and not args.no_rss_cap:
         print("FAIL: RSS peak %d KiB over the cap %d KiB"
               % (peak, cap_kib), file=sys.stderr)
         return 1

@@ -18,8 +18,8 @@ plugin_built_or_fail
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 scratch
 
-# DMCRYPT_CRASH_ROUNDS=N multiplies nothing: it sets the rw rounds of
-# each volume by hand (default 17 + 17 + 16 = 50).
+# DMCRYPT_CRASH_ROUNDS=N sets the rounds of each run by hand (default:
+# 17 + 17 + 16 = 50 read-write, 25 + 25 read-only).
 rounds=${DMCRYPT_CRASH_ROUNDS:-}
 crash ()  # crash MODE ROUNDS NAME crash.py-args... -- nbdkit-args...
 {

@@ -224,7 +224,8 @@ server_gone 0 && fail "the server ended with a write in the backend"
 rm -f "$tmp/stall.rules"
 server_gone $exit_wait_s || fail "the server did not end after the release"
 wait $suspend_pid
-echo "ok: ended after the release (suspend: $(tr '\n' ' ' < "$tmp/suspend.out"))"
+echo "ok: ended after the release (suspend exit status $?:" \
+  "$(tr '\n' ' ' < "$tmp/suspend.out"))"
 
 # Nothing the server did was a crash.
 grep -E 'ASAN|runtime error|Segmentation|Aborted|assertion' "$tmp"/*.log \

@@ -258,9 +258,10 @@ test_backpressure (void)
   backend_close (b);
 }
 
-/* A worker that dispatched the last chunk may still hold the stage's
- * token when the request returns: freeing the engine at once must
- * neither hang nor touch freed memory (once a hang under the suite). */
+/* Freeing the engine right after a write whose chunks a worker
+ * encrypted must neither hang nor touch freed memory: a thread may
+ * still be finishing its part after the request returned (this once
+ * hung the writer's shutdown). */
 static void
 test_free_after_worker_dispatch (void)
 {

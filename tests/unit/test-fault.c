@@ -30,9 +30,17 @@
 #define PROBE_OFFSET (IMAGE_BYTES - 512)   /* a sector only probes read */
 #define WAIT_MS 5000                       /* for the watcher, at most */
 
-static char dir[] = "/tmp/dmcrypt-fault-test.XXXXXX";
-static char rules_path[256], image_path[256];
+static char dir[200], rules_path[256], image_path[256];
 static unsigned generation;
+
+/* Also when a CHECK fails. */
+static void
+remove_scratch (void)
+{
+  unlink (rules_path);
+  unlink (image_path);
+  rmdir (dir);
+}
 
 static double
 now_ms (void)
@@ -328,7 +336,10 @@ main (void)
   FILE *fp;
 
   test_language ();
+  snprintf (dir, sizeof dir, "%s/dmcrypt-fault-test.XXXXXX",
+            getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
   CHECK (mkdtemp (dir), "mkdtemp");
+  atexit (remove_scratch);
   snprintf (rules_path, sizeof rules_path, "%s/rules", dir);
   snprintf (image_path, sizeof image_path, "%s/image", dir);
   CHECK ((fp = fopen (image_path, "w")) && ftruncate (fileno (fp),
@@ -353,9 +364,6 @@ main (void)
   test_stall (b);
   test_broken_file (b);
   backend_close (b);
-  unlink (rules_path);
-  unlink (image_path);
-  rmdir (dir);
   printf ("PASS\n");
   return 0;
 }
