@@ -206,7 +206,7 @@ EOF
 # ---- Sanitizer runs (make check-asan, make check-tsan) ----
 # With DMCRYPT_SANITIZER=asan|tsan, "nbdkit" is tests/bin/nbdkit, which
 # preloads the sanitizer runtime (and tests/sanitizer-preload.c, built
-# here) into the real nbdkit only.
+# here) into the real nbdkit, and into nothing it runs.
 if [ -n "${DMCRYPT_SANITIZER:-}" ] && [ -z "${DMCRYPT_REAL_NBDKIT:-}" ] &&
    DMCRYPT_REAL_NBDKIT=$(command -v nbdkit); then
   _sandir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-san.XXXXXX")

@@ -6,8 +6,8 @@
 # trace is the judge (tools/dmcrypt-trace), and the data must be intact.
 # One connection: nbdcopy gives each connection its own region, which
 # would be several interleaved streams.  The flags that bypass the
-# write-out stage are turned off and the chunk size is the default,
-# whatever DMCRYPT_TEST_PARAMS forces.
+# write-out stage or keep a request on one worker are turned off and
+# the chunk size is the default, whatever DMCRYPT_TEST_PARAMS forces.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy timeout cmp
 plugin_built_or_fail
@@ -27,7 +27,8 @@ run_copy ()  # run_copy SCHEDULER
   rm -f "$tmp/trace.$1"
   timeout 300 nbdkit -U - "$plugin" file="$tmp/img" table="$table" \
     workers=2 scheduler="$1" trace="$tmp/trace.$1" \
-    submit-from-crypt-cpus=0 no-write-workqueue=0 max-write-size=128K \
+    submit-from-crypt-cpus=0 no-write-workqueue=0 same-cpu-crypt=0 \
+    caller-crypt=1 max-write-size=128K \
     --run 'nbdcopy --requests=64 --connections=1 "$tmp/src" "$uri" &&
            nbdcopy --connections=1 "$uri" "$tmp/back.'"$1"'"' \
     || fail "scheduler=$1: nbdkit or nbdcopy failed"

@@ -80,7 +80,8 @@ wait "$server"
 rc=$?
 tail -n 15 "$tmp/vg.log"
 grep -q 'ERROR SUMMARY: 0 errors' "$tmp/vg.log" || {
-  grep -B2 -A30 -m3 -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|.*definitely lost)' \
+  grep -B2 -A30 -m3 \
+    -E '^==[0-9]+== (Invalid|Conditional|Use of|Syscall|.*definitely lost)' \
     "$tmp/vg.log"
   fail "valgrind found errors (exit $rc)"
 }
