@@ -324,9 +324,12 @@ cleanup_fn "kill $pid 2>/dev/null"
 timeout 60 "$PY" "$tmp/client.py" "nbd+unix:///?socket=$tmp/d.sock" once \
   >/dev/null || fail "daemon: client"
 locked_kib=$(awk '/^VmLck:/ {print $2}' "/proc/$pid/status")
-# Anonymous mappings with "dd": the key pages (4 KiB each) and the
-# OpenSSL arena (4 MiB).
-"$PY" - "$pid" <<'EOF' || fail "no MADV_DONTDUMP key pages in smaps"
+want_locks=0
+if [ "$limit" = unlimited ] || [ "$limit" -ge 64 ]; then want_locks=1; fi
+# Anonymous mappings with "dd": the key pages (a few KiB each) and the
+# OpenSSL arena (4 MiB); with locking expected, "lo" on every key page
+# (secmem locks them again in the forked child).
+"$PY" - "$pid" "$want_locks" <<'EOF' || fail "key pages in smaps"
 import sys
 dd = []
 for line in open("/proc/%s/smaps" % sys.argv[1]):
@@ -337,10 +340,13 @@ for line in open("/proc/%s/smaps" % sys.argv[1]):
     elif f[0] == "VmFlags:" and "dd" in f[1:] and anon:
         dd.append((size_kib, "lo" in f[1:]))
 print("dd mappings (KiB, locked):", dd)
-if not any(k <= 64 for k, _ in dd) or not any(k == 4096 for k, _ in dd):
+keys = [locked for kib, locked in dd if kib <= 64]
+if not keys or not any(kib == 4096 for kib, _ in dd):
     sys.exit("FAIL: want small key pages and the 4 MiB arena as dd")
+if sys.argv[2] == "1" and not all(keys):
+    sys.exit("FAIL: a key page is not locked in the daemonized server")
 EOF
-if [ "$limit" = unlimited ] || [ "$limit" -ge 64 ]; then
+if [ $want_locks = 1 ]; then
   [ "${locked_kib:-0}" -gt 0 ] \
     || fail "daemonized server: VmLck is ${locked_kib:-?} kB (limit $limit)"
   echo "ok: daemonized server locks $locked_kib kB (RLIMIT_MEMLOCK $limit)"
