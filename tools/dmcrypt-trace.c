@@ -266,6 +266,17 @@ analyse (FILE *fp, struct analysis *a)
 }
 
 static void
+analysis_free (struct analysis *a)
+{
+  free (a->dir[0].seeks.v);
+  free (a->dir[1].seeks.v);
+  free (a->q2d.v);
+  free (a->d2c.v);
+  free (a->queued.slot);
+  free (a->issued.slot);
+}
+
+static void
 print_latency (const char *what, struct vec *x)
 {
   if (x->n == 0) {
@@ -396,8 +407,12 @@ main (int argc, char *argv[])
     unlink (data);
     if (c == -1) {
       fprintf (stderr, "dmcrypt-trace: gnuplot failed\n");
+      analysis_free (&a);
       return 1;
     }
   }
+  analysis_free (&a);
+  if (fp != stdin)
+    fclose (fp);
   return 0;
 }
