@@ -20,6 +20,17 @@
 
 #define SECTOR_SHIFT 9          /* 512-byte sectors */
 
+/* The ECB construction of XTS works on runs of up to this many bytes:
+ * one ECB call encrypts every tweak of the run and one the data, so
+ * OpenSSL is entered a few times per run instead of once per sector.
+ * The run and its tweak table stay in the L1 cache. */
+#define XTS_RUN_BYTES 8192
+_Static_assert (XTS_RUN_BYTES % 4096 == 0, "a run holds whole sectors");
+
+/* Below this sector size, the per-sector IV reset of OpenSSL's own XTS
+ * costs more than the two whitening passes of the ECB construction. */
+#define XTS_NATIVE_MIN_SECTOR 1024
+
 /* How the bulk transform is made from OpenSSL primitives. */
 enum transform
 {
@@ -49,10 +60,11 @@ static const char *const chain_modes[] = {
 
 /* OpenSSL has XTS only for AES-128 and AES-256, and refuses to encrypt
  * with two equal key halves, which the kernel (outside FIPS mode)
- * accepts: those cases take the ECB construction. */
+ * accepts: those cases take the ECB construction, as do small sectors
+ * (see XTS_NATIVE_MIN_SECTOR). */
 static enum transform
 pick_transform (const struct cipher_spec *s, const uint8_t *key,
-                size_t key_bytes)
+                size_t key_bytes, unsigned sector_bytes)
 {
   size_t half = key_bytes / 2;
 
@@ -60,7 +72,8 @@ pick_transform (const struct cipher_spec *s, const uint8_t *key,
     return XF_IDENTITY;
   if (s->chain != CHAIN_XTS)
     return XF_NATIVE;
-  if (strcmp (s->cipher->name, "aes") != 0 || (half != 16 && half != 32))
+  if (strcmp (s->cipher->name, "aes") != 0 || (half != 16 && half != 32) ||
+      sector_bytes < XTS_NATIVE_MIN_SECTOR)
     return XF_XTS_ECB;
   if (key != NULL && CRYPTO_memcmp (key, key + half, half) == 0)
     return XF_XTS_ECB;
@@ -106,7 +119,8 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
   if (cipher_spec_parse (spec, &s) == -1 ||
       cipher_spec_check_key (&s, spec, key_size) == -1)
     return -1;
-  xf = pick_transform (&s, NULL, key_size);
+  /* The smallest sector: the transform that fetches least. */
+  xf = pick_transform (&s, NULL, key_size, 512);
   if (xf == XF_IDENTITY)
     return 0;
 
@@ -209,7 +223,7 @@ sector_cipher_new (const struct sector_cipher_params *p)
   if (cipher_spec_parse (p->spec, &c->spec) == -1 ||
       cipher_spec_check_key (&c->spec, p->spec, p->key_size) == -1)
     goto fail;
-  c->xf = pick_transform (&c->spec, p->key, p->key_size);
+  c->xf = pick_transform (&c->spec, p->key, p->key_size, p->sector_size);
   c->sector_bytes = p->sector_size;
   while ((512u << c->sector_shift) < p->sector_size)
     c->sector_shift++;
@@ -277,8 +291,7 @@ transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
   }
   if (update (ctx[SLOT_TWEAK], tweak, iv, XTS_BLOCK_BYTES) == -1)
     return -1;
-  xts_tweak_table (table, len, tweak);
-  xts_whiten (dst, src, table, len);
+  xts_whiten_first (dst, src, table, len, tweak);
   if (update (bulk, dst, dst, len) == -1)
     return -1;
   xts_whiten (dst, dst, table, len);
@@ -288,18 +301,24 @@ transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
 /* The IV of the encryption sector at 512-byte SECTOR (crypt_convert_
  * block_skcipher: iv_sector = sector + iv_offset, >> sector_shift with
  * iv_large_sectors). */
+static uint64_t
+iv_sector_of (const struct sector_cipher *c, uint64_t sector)
+{
+  uint64_t iv_sector = sector + c->iv_offset;
+
+  return c->iv_large_sectors ? iv_sector >> c->sector_shift : iv_sector;
+}
+
 static int
 make_iv (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
          uint64_t sector, uint8_t *iv)
 {
   static const uint8_t zero_block[IV_MAX_BYTES];
-  uint64_t iv_sector = sector + c->iv_offset;
+  uint64_t iv_sector = iv_sector_of (c, sector);
   uint8_t seed[IV_MAX_BYTES];
 
   if (c->iv.mode == IV_NONE)
     return 0;
-  if (c->iv_large_sectors)
-    iv_sector >>= c->sector_shift;
   switch (c->iv.mode) {
   case IV_ESSIV:
     iv_generate (&c->iv, iv_sector, iv);
@@ -334,6 +353,43 @@ convert_ecb (EVP_CIPHER_CTX *ctx, uint8_t *dst, const uint8_t *src,
   return 0;
 }
 
+/* XTS on ECB over NBYTES of whole sectors, a run at a time: the IVs of
+ * the run (through ESSIV if asked) become tweaks in one ECB call on the
+ * tweak key, then whiten, one ECB call on the data key, whiten. */
+static int
+convert_xts_runs (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
+                  bool encrypt, uint8_t *dst, const uint8_t *src,
+                  size_t nbytes, uint64_t sector)
+{
+  enum { MAX_RUN_SECTORS = XTS_RUN_BYTES / 512 };
+  uint8_t tweaks[MAX_RUN_SECTORS * XTS_BLOCK_BYTES], table[XTS_RUN_BYTES];
+  unsigned sectors_per_unit = c->sector_bytes >> SECTOR_SHIFT;
+  size_t off, len, units, i, t_bytes;
+
+  for (off = 0; off < nbytes; off += len) {
+    len = nbytes - off < XTS_RUN_BYTES ? nbytes - off : XTS_RUN_BYTES;
+    units = len / c->sector_bytes;
+    t_bytes = units * XTS_BLOCK_BYTES;
+    for (i = 0; i < units; i++, sector += sectors_per_unit)
+      iv_generate (&c->iv, iv_sector_of (c, sector),
+                   tweaks + i * XTS_BLOCK_BYTES);
+    if ((c->iv.mode == IV_ESSIV &&
+         update (ctx[SLOT_ESSIV], tweaks, tweaks, t_bytes) == -1) ||
+        update (ctx[SLOT_TWEAK], tweaks, tweaks, t_bytes) == -1)
+      return -1;
+    for (i = 0; i < units; i++)
+      xts_whiten_first (dst + off + i * c->sector_bytes,
+                        src + off + i * c->sector_bytes,
+                        table + i * c->sector_bytes, c->sector_bytes,
+                        tweaks + i * XTS_BLOCK_BYTES);
+    if (update (ctx[encrypt ? SLOT_ENC : SLOT_DEC], dst + off, dst + off,
+                len) == -1)
+      return -1;
+    xts_whiten (dst + off, dst + off, table, len);
+  }
+  return 0;
+}
+
 static int
 convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
          size_t nbytes, uint64_t sector, bool encrypt)
@@ -364,6 +420,14 @@ convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
   if (c->iv.mode == IV_NONE)    /* ecb: sectors need no boundaries */
     return convert_ecb (ctx[encrypt ? SLOT_ENC : SLOT_DEC], dst, src,
                         nbytes);
+  if (c->xf == XF_XTS_ECB && c->iv.mode != IV_EBOIV) {
+    if (convert_xts_runs (c, ctx, encrypt, dst, src, nbytes, sector) == 0)
+      return 0;
+    ERR_clear_error ();
+    nbdkit_error ("sector_cipher: OpenSSL failed");
+    errno = EIO;
+    return -1;
+  }
   for (off = 0; off < nbytes;
        off += c->sector_bytes, sector += sectors_per_unit) {
     if (make_iv (c, ctx, sector, iv) == -1 ||

@@ -9,10 +9,11 @@
 
 #define XTS_BLOCK_BYTES 16
 
-/* Fills LEN bytes (a multiple of 16) of TABLE with T * alpha^j for block
- * j = 0, 1, …, where T is the encrypted tweak. */
-void xts_tweak_table (uint8_t *table, size_t len,
-                      const uint8_t tweak[XTS_BLOCK_BYTES]);
+/* The first whitening pass fused with making the table: DST = SRC xor
+ * T * alpha^j block by block, each T * alpha^j also stored in TABLE for
+ * the second pass.  LEN is a multiple of 16; DST may equal SRC. */
+void xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
+                       size_t len, const uint8_t tweak[XTS_BLOCK_BYTES]);
 
 /* DST = SRC xor TABLE over LEN bytes (a multiple of 16).  DST may equal
  * SRC. */

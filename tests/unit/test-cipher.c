@@ -362,6 +362,46 @@ test_round_trips (void)
   free (buf);
 }
 
+/* One call over the whole buffer equals calls over pieces of 3 sectors,
+ * whose edges fall anywhere inside the runs the XTS code batches. */
+static void
+test_split_calls (void)
+{
+  static const unsigned sizes[] = { 512, 1024 };
+  uint8_t key[64], *whole = malloc (PLAIN_BYTES);
+  uint8_t *split = malloc (PLAIN_BYTES);
+  size_t i, s, off, piece;
+
+  for (i = 0; i < ARRAY_SIZE (digest_vectors); i++)
+    for (s = 0; s < ARRAY_SIZE (sizes); s++) {
+      const struct digest_vector *v = &digest_vectors[i];
+      struct sector_cipher *c;
+
+      make_key (key, v->key_bytes, v->key_style);
+      c = new_cipher (v->spec, key, v->key_bytes, sizes[s], 8, false);
+      CHECK (c != NULL);
+      if (c == NULL)
+        continue;
+      piece = 3 * sizes[s];
+      CHECK (sector_cipher_encrypt (c, whole, plain, PLAIN_BYTES, 16) == 0);
+      for (off = 0; off < PLAIN_BYTES; off += piece) {
+        size_t len = PLAIN_BYTES - off < piece ? PLAIN_BYTES - off : piece;
+        CHECK (sector_cipher_encrypt (c, split + off, plain + off, len,
+                                      16 + off / 512) == 0);
+      }
+      CHECK (memcmp (whole, split, PLAIN_BYTES) == 0);
+      for (off = 0; off < PLAIN_BYTES; off += piece) {
+        size_t len = PLAIN_BYTES - off < piece ? PLAIN_BYTES - off : piece;
+        CHECK (sector_cipher_decrypt (c, split + off, split + off, len,
+                                      16 + off / 512) == 0);
+      }
+      CHECK (memcmp (split, plain, PLAIN_BYTES) == 0);
+      sector_cipher_free (c);
+    }
+  free (whole);
+  free (split);
+}
+
 /* Encrypts the pattern with SPEC and a KEY_BYTES pattern key. */
 static bool
 encrypt_with (const char *spec, size_t key_bytes, uint8_t *out)
@@ -818,7 +858,11 @@ bench (void)
 {
   printf ("one thread, 1 MiB buffer, in place, MB per CPU second:\n");
   bench_one ("aes-xts-plain64", 64, 4096);
+  bench_one ("aes-xts-plain64", 64, 2048);
+  bench_one ("aes-xts-plain64", 64, 1024);
   bench_one ("aes-xts-plain64", 64, 512);
+  bench_one ("aes-xts-plain64", 32, 4096);
+  bench_one ("aes-xts-plain64", 32, 512);
   bench_one ("aes-xts-plain64", 48, 4096);
   bench_one ("aes-xts-plain64", 48, 512);
   bench_one ("aes-cbc-essiv:sha256", 32, 4096);
@@ -838,6 +882,7 @@ main (int argc, char *argv[])
   make_plain ();
   test_ieee_vectors ();
   test_digests ();
+  test_split_calls ();
   test_iv_arithmetic ();
   test_round_trips ();
   test_equivalent_specs ();
