@@ -32,30 +32,45 @@ load_tweak (const uint8_t tweak[XTS_BLOCK_BYTES], uint64_t *lo, uint64_t *hi)
 }
 
 #ifdef __SSE2__
-/* The doubling in vector registers: compilers otherwise keep the tweak
- * in vector registers for the XORs and move it to general registers and
- * back for every doubling, which puts both moves on the chain. */
+/* Doubling in vector registers: compilers otherwise keep the tweak in
+ * vector registers for the XORs and move it to general registers and
+ * back for every doubling, which puts both moves on the chain.  Each
+ * 32-bit lane's feedback when the bit below it overflows: lane 0 takes
+ * 0x87 from bit 127, lane 2 takes bit 63 as its new bit 64. */
+static inline __m128i
+double_sse2 (__m128i t)
+{
+  const __m128i feedback = _mm_set_epi32 (0, 1, 0, GF128_FEEDBACK);
+  /* Lanes 3 and 1 (the top of each half) into lanes 0 and 2, their sign
+   * spread over the lane, masked to the feedback. */
+  __m128i carries = _mm_srai_epi32 (_mm_shuffle_epi32 (t, 0x13), 31);
+
+  return _mm_xor_si128 (_mm_add_epi64 (t, t),
+                        _mm_and_si128 (carries, feedback));
+}
+
+static inline void
+whiten_block (uint8_t *dst, const uint8_t *src, uint8_t *table, __m128i t)
+{
+  __m128i d = _mm_loadu_si128 ((const __m128i *) src);
+
+  _mm_storeu_si128 ((__m128i *) table, t);
+  _mm_storeu_si128 ((__m128i *) dst, _mm_xor_si128 (d, t));
+}
+
 void
 xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
                   size_t len, const uint8_t tweak[XTS_BLOCK_BYTES])
 {
-  /* Each 32-bit lane's feedback when the bit below it overflows: lane 0
-   * takes 0x87 from bit 127, lane 2 takes bit 63 as its new bit 64. */
-  const __m128i feedback = _mm_set_epi32 (0, 1, 0, GF128_FEEDBACK);
-  __m128i t = _mm_loadu_si128 ((const __m128i *) tweak), carries, d;
+  __m128i t = _mm_loadu_si128 ((const __m128i *) tweak);
   size_t off;
 
   for (off = 0; off + XTS_BLOCK_BYTES <= len; off += XTS_BLOCK_BYTES) {
-    d = _mm_loadu_si128 ((const __m128i *) (src + off));
-    _mm_storeu_si128 ((__m128i *) (table + off), t);
-    _mm_storeu_si128 ((__m128i *) (dst + off), _mm_xor_si128 (d, t));
-    /* Lanes 3 and 1 (the top of each half) into lanes 0 and 2, their
-     * sign spread over the lane, masked to the feedback. */
-    carries = _mm_srai_epi32 (_mm_shuffle_epi32 (t, 0x13), 31);
-    t = _mm_xor_si128 (_mm_add_epi64 (t, t),
-                       _mm_and_si128 (carries, feedback));
+    whiten_block (dst + off, src + off, table + off, t);
+    t = double_sse2 (t);
   }
 }
+
 #else
 void
 xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
