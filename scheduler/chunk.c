@@ -145,6 +145,11 @@ futex (atomic_uint *addr, int op, unsigned val)
   return syscall (SYS_futex, addr, op, val, NULL, NULL, 0);
 }
 
+/* The owner sets this bit in pending before it sleeps, so that the last
+ * chunk makes the wake-up system call only when someone is asleep: a
+ * request whose chunks all ran on its own thread makes none. */
+#define PENDING_SLEEPER 0x80000000u
+
 /* After the decrement the request may be gone (its thread saw zero and
  * returned): only the futex address is touched, which is harmless. */
 void
@@ -153,7 +158,8 @@ chunk_done (struct chunk *c, int err)
   struct request *r = c->req;
 
   c->err = err;
-  if (atomic_fetch_sub_explicit (&r->pending, 1, memory_order_acq_rel) == 1)
+  if (atomic_fetch_sub_explicit (&r->pending, 1, memory_order_acq_rel) ==
+      (PENDING_SLEEPER | 1))
     futex (&r->pending, FUTEX_WAKE_PRIVATE, 1);
 }
 
@@ -161,11 +167,21 @@ chunk_done (struct chunk *c, int err)
 int
 request_wait (struct request *r)
 {
-  unsigned v, i;
+  unsigned v = atomic_load_explicit (&r->pending, memory_order_acquire), i;
 
-  while ((v = atomic_load_explicit (&r->pending,
-                                    memory_order_acquire)) != 0)
+  while ((v & ~PENDING_SLEEPER) != 0) {
+    if ((v & PENDING_SLEEPER) == 0) {
+      /* On failure V is reloaded: a chunk finished meanwhile. */
+      if (!atomic_compare_exchange_weak_explicit (&r->pending, &v,
+                                                  v | PENDING_SLEEPER,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire))
+        continue;
+      v |= PENDING_SLEEPER;
+    }
     futex (&r->pending, FUTEX_WAIT_PRIVATE, v);
+    v = atomic_load_explicit (&r->pending, memory_order_acquire);
+  }
   for (i = 0; i < r->nchunks; i++)
     if (r->chunks[i].err) {
       errno = r->chunks[i].err;

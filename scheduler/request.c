@@ -42,11 +42,12 @@ run_wave (struct engine *e, struct request *r, bool inline_only)
   }
   else if (e->cfg.offload_all)
     workers_submit (&e->pool, r, -1);
-  else if (atomic_load_explicit (&e->inflight, memory_order_relaxed)
+  else if (r->nchunks == 1 ||
+           atomic_load_explicit (&e->inflight, memory_order_relaxed)
            >= e->nworkers) {
-    /* As many requests as workers are inside already: their threads
-     * keep the CPUs busy, and a hand-off would only add two context
-     * switches per chunk. */
+    /* One chunk is this thread's anyway.  And with as many requests as
+     * workers inside already, their threads keep the CPUs busy, and a
+     * hand-off would only add two context switches per chunk. */
     for (i = 0; i < r->nchunks; i++)
       chunk_run (&r->chunks[i], false);
   }
