@@ -38,6 +38,7 @@ expect_equal "CSV header" "$header" "$(head -n 1 "$csv")"
 expected=()
 tests_metrics=(
   "seq-read throughput MB/s" "seq-write throughput MB/s"
+  "seq-read busy %" "seq-write busy %"
   "randread-qd1 iops IOPS" "randread-qd1 p50 ms" "randread-qd1 p99 ms"
   "randread-qd32 iops IOPS" "randread-qd32 p50 ms" "randread-qd32 p99 ms"
   "randwrite-qd1 iops IOPS" "randwrite-qd1 p50 ms" "randwrite-qd1 p99 ms"
@@ -77,7 +78,7 @@ for e in "${expected[@]}"; do
     [[ $v =~ $number ]] || fail "$e: '$v' is not a number"
   done
   # CPU time is counted in clock ticks: a tiny copy may cost none.
-  low=0; [ "$unit" = cycles/B ] && low=-1
+  low=0; [ "$unit" = cycles/B ] || [ "$unit" = % ] && low=-1
   awk -v a="$min" -v b="$med" -v c="$max" -v low="$low" \
     'BEGIN { exit !(a > low && a <= b && b <= c) }' \
     || fail "$e: not $low < min $min <= median $med <= max $max"
@@ -87,7 +88,7 @@ rows=$(( $(wc -l < "$csv") - 1 ))
 echo "  results.csv: $rows rows, ${#expected[@]} required, all numeric"
 [ "$rows" -ge "${#expected[@]}" ] || fail "too few rows"
 # Rows for systems not asked for would mean --systems is ignored.
-grep -q -E '^[^,]*,(dmcrypt-sorted|dmcrypt-nowwq|dmcrypt-norwq),' "$csv" \
+grep -q -E '^[^,]*,(dmcrypt-sorted|dmcrypt-nowwq|dmcrypt-norwq|dmcrypt-null),' "$csv" \
   && fail "results for a system that was not asked for"
 # Every sample of raw.csv is in a row of results.csv, one repeat each.
 expect_equal "raw samples" "$rows" $(( $(wc -l < "$tmp/out/raw.csv") - 1 ))

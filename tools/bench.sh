@@ -24,7 +24,7 @@ plotter=$topdir/tools/bench-plot.gp
 PY=/usr/bin/python3
 
 all_systems="file dmcrypt dmcrypt-sorted dmcrypt-fifo dmcrypt-nowwq"
-all_systems+=" dmcrypt-norwq luks-filter qemu-nbd"
+all_systems+=" dmcrypt-norwq dmcrypt-null luks-filter qemu-nbd"
 io_tests="seq-read seq-write randread-qd1 randread-qd32 randwrite-qd1"
 io_tests+=" randwrite-qd32 seeker fairness"
 all_tests="$io_tests ciphers crypto"
@@ -243,6 +243,10 @@ start_server ()  # start_server SYSTEM IMAGE LOG
     dmcrypt-fifo) set -- "${dm[@]}" scheduler=fifo ;;
     dmcrypt-nowwq) set -- "${dm[@]}" no-write-workqueue=1 ;;
     dmcrypt-norwq) set -- "${dm[@]}" no-read-workqueue=1 ;;
+    dmcrypt-null)       # the engine alone: plain mode, cipher_null
+      img=${image_file[raw]}
+      set -- "${nbdkit[@]}" "$plugin" file="$img" table="0 $(( $(stat -c %s \
+        "$img") / 512 )) crypt cipher_null-ecb - 0 /dev/null 0" ;;
     luks-filter)
       set -- "${nbdkit[@]}" file "$img" --filter=luks passphrase=+"$pwfile" ;;
     qemu-nbd)
@@ -282,13 +286,19 @@ clk_tck=$(getconf CLK_TCK)
 # Copies SOURCE to DESTINATION with nbdcopy; prints MB/s and, when the
 # clock rate is known, the CPU cycles that client and server spent per
 # byte (the transport's cost, to set beside openssl's for the cipher).
+# Idle and total jiffies of all CPUs (/proc/stat: idle and iowait).
+machine_ticks () { awk '/^cpu /{ print $5 + $6, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
+
 timed_copy ()  # timed_copy BYTES SOURCE DESTINATION
 {
-  local t0 t1 s0 s1 c0 c1
-  s0=$(server_ticks) c0=$(client_ticks) t0=$(now)
+  local t0 t1 s0 s1 c0 c1 m0 m1
+  m0=$(machine_ticks) s0=$(server_ticks) c0=$(client_ticks) t0=$(now)
   timeout "$copy_timeout" nbdcopy "$2" "$3" || return 1
-  t1=$(now) c1=$(client_ticks) s1=$(server_ticks)
+  t1=$(now) c1=$(client_ticks) s1=$(server_ticks) m1=$(machine_ticks)
   echo "throughput,MB/s,$(per_second "$1" "$t0" "$t1" 1e6)"
+  # A copy too short for one clock tick counts as fully busy.
+  echo "$m0 $m1" | awk '{ t = $4 - $2; i = $3 - $1
+    printf "busy,%%,%.4g\n", (t > 0 ? 100 * (t - i) / t : 100) }'
   [ -n "$cpu_mhz" ] || return 0
   awk -v t=$(( s1 - s0 + c1 - c0 )) -v hz="$clk_tck" -v mhz="$cpu_mhz" \
     -v n="$1" 'BEGIN { printf "cpu,cycles/B,%.4g\n", t / hz * mhz * 1e6 / n }'
@@ -363,7 +373,7 @@ test_seeker ()
 test_metrics ()
 {
   case $1 in
-    seq-*) echo throughput:MB/s ${cpu_mhz:+cpu:cycles/B} ;;
+    seq-*) echo throughput:MB/s busy:% ${cpu_mhz:+cpu:cycles/B} ;;
     rand*) echo iops:IOPS p50:ms p99:ms ;;
     seeker) echo seeks:seeks/s access:ms ;;
     fairness) echo read-p99:ms write:MB/s ;;
@@ -527,6 +537,7 @@ awk -F, '
     if (u == "ms") return sprintf(v < 1 ? "%.3f" : "%.2f", v)
     if (u == "IOPS" && v >= 10000) return sprintf("%.1fk", v / 1000)
     if (u == "cycles/B") return sprintf("%.2f", v)
+    if (u == "%") return sprintf("%.0f%%", v)
     return sprintf("%.0f", v) }
   function ratio(a, b) {
     if (a == "" || b == "" || a == "NA" || b == "NA" || b == 0) return "-"
@@ -598,8 +609,10 @@ cat >> "$out/table.txt" <<'EOF'
 
 Columns: file = unencrypted nbdkit file plugin on a raw image; dmcrypt =
 default settings; sorted, fifo = scheduler=; no-wwq, no-rwq =
-no-write-workqueue=1, no-read-workqueue=1; luks-flt = nbdkit luks filter;
-qemu = qemu-nbd; dm/X = dmcrypt's figure divided by X's (for ms rows,
+no-write-workqueue=1, no-read-workqueue=1; null = the raw image through
+dmcrypt's engine with cipher_null (everything but the cipher); luks-flt
+= nbdkit luks filter; qemu = qemu-nbd; busy = share of all CPUs' time
+not idle during the copy (client, server, kernel, anything else); dm/X = dmcrypt's figure divided by X's (for ms rows,
 below 1 means dmcrypt is quicker).  Seeker reads 512 bytes, or the
 export's minimum block size when larger (4096 for dmcrypt on LUKS2).
 EOF
