@@ -222,6 +222,27 @@ class Model:
                    max(same), self.ss))
 
 
+class InFlight:
+    """How many requests in flight cover each sector: a write must not
+    overlap a read whose expected contents it would change."""
+
+    def __init__(self):
+        self.count = {}
+
+    def __contains__(self, sector):
+        return sector in self.count
+
+    def add(self, sectors):
+        for s in sectors:
+            self.count[s] = self.count.get(s, 0) + 1
+
+    def remove(self, sectors):
+        for s in sectors:
+            self.count[s] -= 1
+            if not self.count[s]:
+                del self.count[s]
+
+
 class Pool:
     """Requests in flight on HANDLES; CALLBACK(err, data) on completion
     (err an errno or 0; data the bytes of a successful read)."""

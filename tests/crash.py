@@ -42,8 +42,8 @@ import nbd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-from blockmodel import (Model, Pool, Server, ServerError,  # noqa: E402
-                        connect, errname, read_all)
+from blockmodel import (InFlight, Model, Pool, Server,  # noqa: E402
+                        ServerError, connect, errname, read_all)
 
 DEPTH = 16                     # requests in flight per connection
 CONNS = 2
@@ -70,7 +70,7 @@ class Round:
         self.pool = Pool(handles)
         self.killed = threading.Event()
         self.busy = set()              # sectors of writes in flight
-        self.reading = {}              # sector -> reads in flight
+        self.reading = InFlight()          # reads in flight, per sector
         self.acked = set()             # acknowledged, not yet durable
         self.dead = False
 
@@ -137,14 +137,10 @@ class Round:
             return False
         start, end = r
         secs = self.model.sectors(start, end)
-        for s in secs:
-            self.reading[s] = self.reading.get(s, 0) + 1
+        self.reading.add(secs)
 
         def done(err, data):
-            for s in secs:
-                self.reading[s] -= 1
-                if not self.reading[s]:
-                    del self.reading[s]
+            self.reading.remove(secs)
             if self.must_succeed(err, "read [%d, %d)" % (start, end)) \
                and not self.model.matches(data, start):
                 raise Failure("read [%d, %d) returned wrong data"

@@ -34,7 +34,8 @@ import time
 import nbd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from blockmodel import Model, Pool, connect, errname, read_all  # noqa
+from blockmodel import (InFlight, Model, Pool, connect,  # noqa: E402
+                        errname, read_all)
 
 PROBE_ERRORS = ("ENOSPC", "ENOMEM")
 PROBE_MARK = "# probe"
@@ -120,7 +121,7 @@ class Tester:
         self.model = Model(read_all(h, self.size), self.ss)
         self.wid = 0
         self.busy = set()          # sectors of writes in flight
-        self.reading = {}          # sector -> reads in flight on it
+        self.reading = InFlight()          # reads in flight, per sector
         self.figures = []
 
     # -- helpers -------------------------------------------------------
@@ -163,14 +164,10 @@ class Tester:
     def read(self, conn, start, end, on_done):
         """A read in flight; ON_DONE(err, data)."""
         secs = self.model.sectors(start, end)
-        for s in secs:
-            self.reading[s] = self.reading.get(s, 0) + 1
+        self.reading.add(secs)
 
         def done(err, data):
-            for s in secs:
-                self.reading[s] -= 1
-                if not self.reading[s]:
-                    del self.reading[s]
+            self.reading.remove(secs)
             on_done(err, data)
         self.pool.pread(conn, end - start, start, done)
 

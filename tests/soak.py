@@ -34,8 +34,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-from blockmodel import (Model, Pool, Server, ServerError,  # noqa: E402
-                        connect, errname, masked_equal, read_all)
+from blockmodel import (InFlight, Model, Pool, Server,  # noqa: E402
+                        ServerError, connect, errname, masked_equal,
+                        read_all)
 
 MAX_REQUEST_BYTES = 64 << 10
 NBDKIT_THREADS = 16            # request threads per connection
@@ -71,7 +72,7 @@ class Soak:
         self.model = Model(read_all(h, self.size), self.ss, track=False)
         self.pool = Pool(self.handles)
         self.busy = set()              # sectors of writes/zeroes/trims
-        self.reading = {}              # sector -> reads in flight
+        self.reading = InFlight()          # reads in flight, per sector
         self.counts = dict(read=0, write=0, zero=0, trim=0, flush=0, fua=0,
                            bytes_read=0, bytes_written=0, deferred=0)
         self.rss = []                  # (seconds, KiB)
@@ -131,14 +132,10 @@ class Soak:
         if r is None:
             return False
         start, end, secs = r
-        for s in secs:
-            self.reading[s] = self.reading.get(s, 0) + 1
+        self.reading.add(secs)
 
         def done(err, data):
-            for s in secs:
-                self.reading[s] -= 1
-                if not self.reading[s]:
-                    del self.reading[s]
+            self.reading.remove(secs)
             self.no_error(err, "read [%d, %d)" % (start, end))
             if not self.model.matches(data, start):
                 raise Failure("read [%d, %d) returned wrong data"

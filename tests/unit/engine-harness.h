@@ -17,15 +17,7 @@
 #include "../../scheduler/engine.h"
 #include "../../table/crypt_table.h"
 
-#define CHECK(cond, ...)                                               \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      fprintf (stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf (stderr, __VA_ARGS__);                                   \
-      fputc ('\n', stderr);                                            \
-      exit (1);                                                        \
-    }                                                                  \
-  } while (0)
+#include "check.h"
 
 struct mem
 {
@@ -135,9 +127,9 @@ mem_open (uint64_t size)
   struct backend *b = calloc (1, sizeof *b);
   struct mem *m = calloc (1, sizeof *m);
 
-  CHECK (b && m, "calloc");
+  REQUIRE (b && m, "calloc");
   m->data = calloc (1, size);
-  CHECK (m->data, "calloc %llu", (unsigned long long) size);
+  REQUIRE (m->data, "calloc %llu", (unsigned long long) size);
   m->fail_sector = -1;
   pthread_mutex_init (&m->lock, NULL);
   pthread_cond_init (&m->cond, NULL);
@@ -178,7 +170,7 @@ mem_wait_held (struct backend *b, unsigned n)
   deadline.tv_sec += 20;
   pthread_mutex_lock (&m->lock);
   while (m->held < n)
-    CHECK (pthread_cond_timedwait (&m->cond, &m->lock, &deadline) == 0,
+    REQUIRE (pthread_cond_timedwait (&m->cond, &m->lock, &deadline) == 0,
            "timed out waiting for %u held writes (have %u)", n, m->held);
   pthread_mutex_unlock (&m->lock);
 }
@@ -209,7 +201,7 @@ decrypt_backend (struct backend *b, struct sector_cipher *c,
   pthread_mutex_lock (&m->lock);
   memcpy (out, m->data + data_offset, size);
   pthread_mutex_unlock (&m->lock);
-  CHECK (sector_cipher_decrypt (c, out, out, size, 0) == 0, "decrypt");
+  REQUIRE (sector_cipher_decrypt (c, out, out, size, 0) == 0, "decrypt");
 }
 
 /* xorshift: reproducible and thread-local, unlike rand(). */

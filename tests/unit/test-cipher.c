@@ -22,15 +22,8 @@
 #include "../../crypto/cipher.h"
 #include "cipher-vectors.h"
 
-static int failures;
 
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                       \
-    }                                                                   \
-  } while (0)
+#include "check.h"
 
 /* The fixed inputs that tests/cipher-vectors.py uses too. */
 #define PLAIN_BYTES 16384

@@ -12,15 +12,8 @@
 #include "../../control/proto.h"
 #include "../../control/sockdir.h"
 
-static int failures;
 
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                       \
-    }                                                                   \
-  } while (0)
+#include "check.h"
 
 /* Writes RAW (LEN bytes) into one end of a socket pair, closes it if
  * CLOSE, and receives from the other end.  Returns ctl_recv's result,

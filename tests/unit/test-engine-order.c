@@ -40,7 +40,7 @@ job_start (struct job *j, struct engine *e, uint64_t offset, uint64_t len)
   j->len = len;
   j->done = false;
   memset (j->data, offset / CHUNK + 1, len);
-  CHECK (pthread_create (&j->thread, NULL, job_main, j) == 0, "thread");
+  REQUIRE (pthread_create (&j->thread, NULL, job_main, j) == 0, "thread");
 }
 
 static bool
@@ -53,7 +53,7 @@ static void
 job_join (struct job *j)
 {
   pthread_join (j->thread, NULL);
-  CHECK (j->r == 0, "write at %llu failed", (unsigned long long) j->offset);
+  REQUIRE (j->r == 0, "write at %llu failed", (unsigned long long) j->offset);
 }
 
 static struct engine *
@@ -67,7 +67,7 @@ make_engine (struct backend *b, struct sector_cipher *c, const char *sched,
   };
   struct engine *e = engine_new (&cfg, c, b);
 
-  CHECK (e && engine_start (e) == 0, "engine");
+  REQUIRE (e && engine_start (e) == 0, "engine");
   return e;
 }
 
@@ -84,7 +84,7 @@ wait_queued (struct engine *e, unsigned n)
       return;
     usleep (1000);
   }
-  CHECK (0, "write-out queue never reached %u chunks", n);
+  REQUIRE (0, "write-out queue never reached %u chunks", n);
 }
 
 /* One write holds the writer in the backend; NWRITES more arrive one by
@@ -110,14 +110,14 @@ round_order (const char *sched, bool expect_sorted)
     job_start (&jobs[i + 1], e, shuffled[i] * CHUNK, CHUNK);
     wait_queued (e, i + 1);
   }
-  CHECK (!job_done (&jobs[1]), "a write was acknowledged while held");
+  REQUIRE (!job_done (&jobs[1]), "a write was acknowledged while held");
   mem_hold (b, false);
   for (i = 0; i <= NWRITES; i++)
     job_join (&jobs[i]);
-  CHECK (m->nlog == NWRITES + 1, "%u writes reached the backend", m->nlog);
+  REQUIRE (m->nlog == NWRITES + 1, "%u writes reached the backend", m->nlog);
   for (i = 1; i <= NWRITES; i++) {
     uint64_t want = expect_sorted ? i * CHUNK : shuffled[i - 1] * CHUNK;
-    CHECK (m->log[i] == want, "%s: dispatch %u at %llu, expected %llu",
+    REQUIRE (m->log[i] == want, "%s: dispatch %u at %llu, expected %llu",
            sched, i, (unsigned long long) m->log[i],
            (unsigned long long) want);
     ascending += i > 1 && m->log[i] == m->log[i - 1] + CHUNK;
@@ -146,19 +146,19 @@ test_ack_fua_flush (void)
   job_start (&j, e, 0, sizeof plain);
   mem_wait_held (b, 1);
   usleep (20000);
-  CHECK (!job_done (&j), "write acknowledged before its ciphertext is down");
+  REQUIRE (!job_done (&j), "write acknowledged before its ciphertext is down");
   mem_hold (b, false);
   job_join (&j);
   decrypt_backend (b, c, 0, plain, sizeof plain);
-  CHECK (memcmp (plain, j.data, sizeof plain) == 0,
+  REQUIRE (memcmp (plain, j.data, sizeof plain) == 0,
          "acknowledged write is not in the backend");
 
   syncs = m->syncs;
   j.fua = true;
   job_start (&j, e, CHUNK * 8, CHUNK);
   job_join (&j);
-  CHECK (m->syncs == syncs + 1, "FUA write synced the backend once");
-  CHECK (engine_flush (e) == 0 && m->syncs == syncs + 2, "flush syncs");
+  REQUIRE (m->syncs == syncs + 1, "FUA write synced the backend once");
+  REQUIRE (engine_flush (e) == 0 && m->syncs == syncs + 2, "flush syncs");
   engine_free (e);
   sector_cipher_free (c);
   backend_close (b);
@@ -175,7 +175,7 @@ suspend_main (void *arg)
 {
   struct suspender *s = arg;
 
-  CHECK (engine_suspend (s->e) == 0, "suspend: %m");
+  REQUIRE (engine_suspend (s->e) == 0, "suspend: %m");
   __atomic_store_n (&s->done, true, __ATOMIC_RELEASE);
   return NULL;
 }
@@ -197,31 +197,31 @@ test_suspend (void)
   pthread_t t;
   uint8_t back[CHUNK];
 
-  CHECK (engine_reconfigure (e, &cfg, c, b) == -1 && errno == EBUSY,
+  REQUIRE (engine_reconfigure (e, &cfg, c, b) == -1 && errno == EBUSY,
          "reconfigure refused while running");
   mem_hold (b, true);
   job_start (&j1, e, 0, CHUNK);
   mem_wait_held (b, 1);
   pthread_create (&t, NULL, suspend_main, &s);
   usleep (50000);
-  CHECK (!__atomic_load_n (&s.done, __ATOMIC_ACQUIRE),
+  REQUIRE (!__atomic_load_n (&s.done, __ATOMIC_ACQUIRE),
          "suspend returned with a write in flight");
   mem_hold (b, false);
   pthread_join (t, NULL);
-  CHECK (mem_of (b)->nlog == 1, "suspend returned before the write "
+  REQUIRE (mem_of (b)->nlog == 1, "suspend returned before the write "
          "reached the backend");
   job_join (&j1);
 
   job_start (&j2, e, CHUNK, CHUNK);
   usleep (50000);
-  CHECK (!job_done (&j2), "a write went through a suspended engine");
-  CHECK (engine_reconfigure (e, &cfg, c, b) == 0, "reconfigure: %m");
+  REQUIRE (!job_done (&j2), "a write went through a suspended engine");
+  REQUIRE (engine_reconfigure (e, &cfg, c, b) == 0, "reconfigure: %m");
   engine_resume (e);
   job_join (&j2);
-  CHECK (engine_read (e, back, CHUNK, CHUNK) == 0
+  REQUIRE (engine_read (e, back, CHUNK, CHUNK) == 0
          && memcmp (back, j2.data, CHUNK) == 0, "read after resume");
   engine_get_stats (e, &st);
-  CHECK (st.writes == 2, "both writes counted");
+  REQUIRE (st.writes == 2, "both writes counted");
   engine_free (e);
   sector_cipher_free (c);
   backend_close (b);
@@ -244,13 +244,13 @@ test_backpressure (void)
   job_start (&k, e, 32 * CHUNK, 16 * CHUNK);
   usleep (50000);
   engine_get_stats (e, &st);
-  CHECK (st.buffers_max == 2, "buffers out while held: %u", st.buffers_max);
-  CHECK (st.buffer_waits > 0, "the cap held an encryption back");
+  REQUIRE (st.buffers_max == 2, "buffers out while held: %u", st.buffers_max);
+  REQUIRE (st.buffer_waits > 0, "the cap held an encryption back");
   mem_hold (b, false);
   job_join (&j);
   job_join (&k);
   engine_get_stats (e, &st);
-  CHECK (st.buffers_max == 2, "buffers out at most: %u", st.buffers_max);
+  REQUIRE (st.buffers_max == 2, "buffers out at most: %u", st.buffers_max);
   printf ("backpressure: %llu waits at a cap of 2 buffers\n",
           (unsigned long long) st.buffer_waits);
   engine_free (e);
@@ -277,8 +277,8 @@ test_free_after_worker_dispatch (void)
 
   for (i = 0; i < 300; i++) {
     e = engine_new (&cfg, c, b);
-    CHECK (e && engine_start (e) == 0, "engine");
-    CHECK (engine_write (e, data, sizeof data, i * 512, false) == 0,
+    REQUIRE (e && engine_start (e) == 0, "engine");
+    REQUIRE (engine_write (e, data, sizeof data, i * 512, false) == 0,
            "write: %m");
     engine_free (e);
   }
@@ -292,7 +292,7 @@ main (void)
   unsigned sorted = round_order ("sorted", true);
   unsigned fifo = round_order ("fifo", false);
 
-  CHECK (sorted == NWRITES - 1 && fifo < sorted, "sorted beats fifo");
+  REQUIRE (sorted == NWRITES - 1 && fifo < sorted, "sorted beats fifo");
   test_ack_fua_flush ();
   test_suspend ();
   test_backpressure ();

@@ -43,34 +43,34 @@ stress_main (void *arg)
   for (round = 0; round < ROUNDS; round++) {
     /* Everyone writes the shared range with its own byte. */
     memset (buf, a->id * ROUNDS + round + 1, SHARED_LEN);
-    CHECK (engine_write (e, buf, SHARED_LEN, SHARED_OFF, false) == 0,
+    REQUIRE (engine_write (e, buf, SHARED_LEN, SHARED_OFF, false) == 0,
            "shared write: %m");
     /* Its own slice of a shared sector. */
     memset (buf, round + 1, SLICE);
-    CHECK (engine_write (e, buf, SLICE, slice, round % 3 == 0) == 0,
+    REQUIRE (engine_write (e, buf, SLICE, slice, round % 3 == 0) == 0,
            "slice write: %m");
     /* Read after write on its own region. */
     for (i = 0; i < PRIVATE_LEN; i++)
       buf[i] = rnd (&seed);
-    CHECK (engine_write (e, buf, PRIVATE_LEN, priv, false) == 0,
+    REQUIRE (engine_write (e, buf, PRIVATE_LEN, priv, false) == 0,
            "private write: %m");
-    CHECK (engine_read (e, back, PRIVATE_LEN, priv) == 0, "read: %m");
-    CHECK (memcmp (buf, back, PRIVATE_LEN) == 0,
+    REQUIRE (engine_read (e, back, PRIVATE_LEN, priv) == 0, "read: %m");
+    REQUIRE (memcmp (buf, back, PRIVATE_LEN) == 0,
            "thread %u: read after write differs", a->id);
     pthread_barrier_wait (&a->ctx->barrier);
     if (a->id == 0) {
       /* No torn result: the shared range is one writer's bytes. */
-      CHECK (engine_read (e, back, SHARED_LEN, SHARED_OFF) == 0, "read");
+      REQUIRE (engine_read (e, back, SHARED_LEN, SHARED_OFF) == 0, "read");
       for (i = 1; i < SHARED_LEN; i++)
-        CHECK (back[i] == back[0], "torn overlapping write at byte %u", i);
+        REQUIRE (back[i] == back[0], "torn overlapping write at byte %u", i);
       if (round % 10 == 0)
-        CHECK (engine_flush (e) == 0, "flush: %m");
+        REQUIRE (engine_flush (e) == 0, "flush: %m");
     }
     pthread_barrier_wait (&a->ctx->barrier);
   }
-  CHECK (engine_read (e, back, SLICE, slice) == 0, "slice read");
+  REQUIRE (engine_read (e, back, SLICE, slice) == 0, "slice read");
   for (i = 0; i < SLICE; i++)
-    CHECK (back[i] == ROUNDS, "thread %u lost its byte %u of the "
+    REQUIRE (back[i] == ROUNDS, "thread %u lost its byte %u of the "
            "shared sector", a->id, i);
   return NULL;
 }
@@ -93,11 +93,11 @@ run (const char *sched, unsigned flags, unsigned ss, uint64_t chunk)
   unsigned i;
 
   ctx.e = engine_new (&cfg, c, b);
-  CHECK (ctx.e && engine_start (ctx.e) == 0, "engine");
+  REQUIRE (ctx.e && engine_start (ctx.e) == 0, "engine");
   pthread_barrier_init (&ctx.barrier, NULL, THREADS);
   for (i = 0; i < THREADS; i++) {
     args[i] = (struct worker_arg) { .ctx = &ctx, .id = i };
-    CHECK (pthread_create (&t[i], NULL, stress_main, &args[i]) == 0, "t");
+    REQUIRE (pthread_create (&t[i], NULL, stress_main, &args[i]) == 0, "t");
   }
   for (i = 0; i < THREADS; i++)
     pthread_join (t[i], NULL);
@@ -105,7 +105,7 @@ run (const char *sched, unsigned flags, unsigned ss, uint64_t chunk)
   engine_get_stats (ctx.e, &st);
   printf ("%s flags %#x ss %u: %s\n", sched, flags, ss,
           engine_format_stats (&st, line, sizeof line));
-  CHECK (st.errors == 0, "no request failed");
+  REQUIRE (st.errors == 0, "no request failed");
   engine_free (ctx.e);
   sector_cipher_free (c);
   backend_close (b);

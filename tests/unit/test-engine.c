@@ -50,19 +50,19 @@ random_request (struct engine *e, uint64_t *seed, unsigned ss)
       len = SIZE - off;
   }
   if (kind < 4) {
-    CHECK (engine_read (e, buf, len, off) == 0, "read: %m");
-    CHECK (memcmp (buf, model + off, len) == 0,
+    REQUIRE (engine_read (e, buf, len, off) == 0, "read: %m");
+    REQUIRE (memcmp (buf, model + off, len) == 0,
            "read of %llu at %llu differs", (unsigned long long) len,
            (unsigned long long) off);
   }
   else if (kind < 8) {
     for (i = 0; i < len; i++)
       buf[i] = rnd (seed);
-    CHECK (engine_write (e, buf, len, off, kind == 7) == 0, "write: %m");
+    REQUIRE (engine_write (e, buf, len, off, kind == 7) == 0, "write: %m");
     memcpy (model + off, buf, len);
   }
   else {
-    CHECK (engine_zero (e, len, off, false) == 0, "zero: %m");
+    REQUIRE (engine_zero (e, len, off, false) == 0, "zero: %m");
     memset (model + off, 0, len);
   }
 }
@@ -83,24 +83,24 @@ run_setup (const struct setup *s, unsigned ss, uint64_t seed)
   char line[1024];
   unsigned i;
 
-  CHECK (c, "cipher");
+  REQUIRE (c, "cipher");
   e = engine_new (&cfg, c, b);
-  CHECK (e, "engine_new");
-  CHECK (engine_start (e) == 0, "engine_start");
+  REQUIRE (e, "engine_new");
+  REQUIRE (engine_start (e) == 0, "engine_start");
   /* The model starts as what the zeroed backend decrypts to. */
   decrypt_backend (b, c, DATA_OFFSET, model, SIZE);
   for (i = 0; i < OPS; i++)
     random_request (e, &seed, ss);
-  CHECK (engine_flush (e) == 0, "flush: %m");
+  REQUIRE (engine_flush (e) == 0, "flush: %m");
   decrypt_backend (b, c, DATA_OFFSET, got, SIZE);
-  CHECK (memcmp (got, model, SIZE) == 0, "%s: backend differs", s->name);
-  CHECK (mem_of (b)->syncs >= 1, "flush reached the backend");
+  REQUIRE (memcmp (got, model, SIZE) == 0, "%s: backend differs", s->name);
+  REQUIRE (mem_of (b)->syncs >= 1, "flush reached the backend");
   engine_get_stats (e, &st);
   printf ("%-40s ss %4u: %s\n", s->name, ss,
           engine_format_stats (&st, line, sizeof line));
-  CHECK (st.reads + st.writes + st.zeros == OPS, "request count");
+  REQUIRE (st.reads + st.writes + st.zeros == OPS, "request count");
   if (s->flags & CT_NO_WRITE_WORKQUEUE)
-    CHECK (st.rounds == 0, "no_write_workqueue bypasses the writer");
+    REQUIRE (st.rounds == 0, "no_write_workqueue bypasses the writer");
   engine_free (e);
   sector_cipher_free (c);
   backend_close (b);
@@ -118,20 +118,20 @@ test_errors (void)
   };
   struct engine *e = engine_new (&cfg, c, b);
 
-  CHECK (e && engine_start (e) == 0, "engine");
+  REQUIRE (e && engine_start (e) == 0, "engine");
   mem_of (b)->fail_sector = (DATA_OFFSET + 65536) / 512 + 3;
   memset (buf, 0xab, 65536);
   errno = 0;
-  CHECK (engine_write (e, buf, 65536, 32768, false) == -1 && errno == EIO,
+  REQUIRE (engine_write (e, buf, 65536, 32768, false) == -1 && errno == EIO,
          "write over the bad sector fails with EIO (%m)");
-  CHECK (engine_write (e, buf, 32768, 0, false) == 0, "write before it");
+  REQUIRE (engine_write (e, buf, 32768, 0, false) == 0, "write before it");
   errno = 0;
-  CHECK (engine_read (e, buf, 8192, 65536) == -1 && errno == EIO,
+  REQUIRE (engine_read (e, buf, 8192, 65536) == -1 && errno == EIO,
          "read of the bad sector fails with EIO (%m)");
-  CHECK (engine_read (e, buf, 8192, 65536 + 8192) == 0, "read after it");
+  REQUIRE (engine_read (e, buf, 8192, 65536 + 8192) == 0, "read after it");
   /* A partial write whose read-modify-write hits the bad sector. */
   errno = 0;
-  CHECK (engine_write (e, buf, 10, 65536 + 3 * 512 + 5, false) == -1
+  REQUIRE (engine_write (e, buf, 10, 65536 + 3 * 512 + 5, false) == -1
          && errno == EIO, "partial write fails with EIO (%m)");
   engine_free (e);
   sector_cipher_free (c);

@@ -16,15 +16,7 @@
 #include "../../backend/backend.h"
 #include "../../backend/fault.h"
 
-#define CHECK(cond, ...)                                               \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      fprintf (stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-      fprintf (stderr, __VA_ARGS__);                                   \
-      fputc ('\n', stderr);                                            \
-      exit (1);                                                        \
-    }                                                                  \
-  } while (0)
+#include "check.h"
 
 #define IMAGE_BYTES (1024 * 1024)
 #define PROBE_OFFSET (IMAGE_BYTES - 512)   /* a sector only probes read */
@@ -58,7 +50,7 @@ parse_ok (const char *text)
 {
   struct fault_rules *r;
 
-  CHECK (fault_rules_parse (text, "test", &r) == 0, "refused: %s", text);
+  REQUIRE (fault_rules_parse (text, "test", &r) == 0, "refused: %s", text);
   return r;
 }
 
@@ -67,7 +59,7 @@ parse_bad (const char *text)
 {
   struct fault_rules *r;
 
-  CHECK (fault_rules_parse (text, "test", &r) == -1 && r == NULL,
+  REQUIRE (fault_rules_parse (text, "test", &r) == -1 && r == NULL,
          "accepted: %s", text);
 }
 
@@ -89,46 +81,46 @@ test_language (void)
 
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
     parse_bad (bad[i]);
-  CHECK (parse_ok ("# nothing\n\n   \n") == NULL, "empty file: rules");
+  REQUIRE (parse_ok ("# nothing\n\n   \n") == NULL, "empty file: rules");
 
   r = parse_ok ("read,write start=4K length=4K error=ENOSPC # c\n"
                 "flush error=EIO nth=2\n"
                 "all delay=2ms\n"
                 "trim start=1M short error=EIO\n"
                 "write start=1G short=1000 count=2 stall\n");
-  CHECK (r->n == 5, "5 rules, got %zu", r->n);
-  CHECK (r->rule[0].ops == (FAULT_READ | FAULT_WRITE)
+  REQUIRE (r->n == 5, "5 rules, got %zu", r->n);
+  REQUIRE (r->rule[0].ops == (FAULT_READ | FAULT_WRITE)
          && r->rule[0].start == 4096 && r->rule[0].end == 8192
          && r->rule[0].error == ENOSPC, "rule 1");
-  CHECK (r->rule[1].ops == FAULT_SYNC && r->rule[1].nth == 2
+  REQUIRE (r->rule[1].ops == FAULT_SYNC && r->rule[1].nth == 2
          && r->rule[1].count == 1, "rule 2: nth alone means count=1");
-  CHECK (r->rule[2].delay_us == 2000 && r->rule[2].nth == 1
+  REQUIRE (r->rule[2].delay_us == 2000 && r->rule[2].nth == 1
          && r->rule[2].count == 0, "rule 3");
-  CHECK (r->rule[3].short_to_start && r->rule[3].start == 1 << 20
+  REQUIRE (r->rule[3].short_to_start && r->rule[3].start == 1 << 20
          && r->rule[3].end == UINT64_MAX, "rule 4");
-  CHECK (r->rule[4].short_fixed && r->rule[4].short_bytes == 1000
+  REQUIRE (r->rule[4].short_fixed && r->rule[4].short_bytes == 1000
          && r->rule[4].error == EIO && r->rule[4].stall
          && r->rule[4].count == 2, "rule 5: short means EIO");
 
   /* Judging: ranges, delays adding up, the first error winning. */
   fault_rules_judge (r, FAULT_READ, 4096, 0, &v);
-  CHECK (v.error == 0 && v.delay_us == 2000, "read before the range");
+  REQUIRE (v.error == 0 && v.delay_us == 2000, "read before the range");
   fault_rules_judge (r, FAULT_READ, 2, 4095, &v);
-  CHECK (v.error == ENOSPC && v.transfer == 0, "read touching the range");
+  REQUIRE (v.error == ENOSPC && v.transfer == 0, "read touching the range");
   fault_rules_judge (r, FAULT_SYNC, 0, 0, &v);
-  CHECK (v.error == 0, "first sync passes");
+  REQUIRE (v.error == 0, "first sync passes");
   fault_rules_judge (r, FAULT_SYNC, 0, 0, &v);
-  CHECK (v.error == EIO, "second sync fails");
+  REQUIRE (v.error == EIO, "second sync fails");
   fault_rules_judge (r, FAULT_SYNC, 0, 0, &v);
-  CHECK (v.error == 0, "third sync passes");
+  REQUIRE (v.error == 0, "third sync passes");
   fault_rules_judge (r, FAULT_DISCARD, 3 << 20, 0, &v);
-  CHECK (v.error == EIO && v.transfer == 1 << 20, "discard short");
+  REQUIRE (v.error == EIO && v.transfer == 1 << 20, "discard short");
   fault_rules_judge (r, FAULT_WRITE, 65536, (1 << 30) - 4096, &v);
-  CHECK (v.error == EIO && v.transfer == 1000 && v.stall, "write short=");
+  REQUIRE (v.error == EIO && v.transfer == 1000 && v.stall, "write short=");
   fault_rules_judge (r, FAULT_WRITE, 512, 1 << 30, &v);
-  CHECK (v.stall && v.transfer == 512, "short= capped by the count");
+  REQUIRE (v.stall && v.transfer == 512, "short= capped by the count");
   fault_rules_judge (r, FAULT_WRITE, 512, 1 << 30, &v);
-  CHECK (!v.stall && v.error == 0, "count=2 spent");
+  REQUIRE (!v.stall && v.error == 0, "count=2 spent");
   fault_rules_free (r);
 }
 
@@ -147,16 +139,16 @@ set_rules (struct backend *b, const char *text)
 
   snprintf (tmp, sizeof tmp, "%s.new", rules_path);
   fp = fopen (tmp, "w");
-  CHECK (fp, "fopen");
+  REQUIRE (fp, "fopen");
   fprintf (fp, "%s\nread start=%d length=512 error=%d\n", text,
            PROBE_OFFSET, probe_err);
-  CHECK (fclose (fp) == 0 && rename (tmp, rules_path) == 0, "rename");
+  REQUIRE (fclose (fp) == 0 && rename (tmp, rules_path) == 0, "rename");
   for (;;) {
     errno = 0;
     if (backend_pread (b, buf, 512, PROBE_OFFSET) == -1
         && errno == probe_err)
       return;
-    CHECK (now_ms () < deadline, "rules not in force after %d ms",
+    REQUIRE (now_ms () < deadline, "rules not in force after %d ms",
            WAIT_MS);
     usleep (1000);
   }
@@ -170,7 +162,7 @@ clear_rules (struct backend *b)
 
   unlink (rules_path);
   while (backend_pread (b, buf, 512, PROBE_OFFSET) == -1)
-    CHECK (now_ms () < deadline, "rules still in force");
+    REQUIRE (now_ms () < deadline, "rules still in force");
 }
 
 static void
@@ -179,7 +171,7 @@ fill (struct backend *b, int byte, size_t count, uint64_t offset)
   static char buf[IMAGE_BYTES];
 
   memset (buf, byte, count);
-  CHECK (backend_pwrite (b, buf, count, offset) == 0, "fill: %m");
+  REQUIRE (backend_pwrite (b, buf, count, offset) == 0, "fill: %m");
 }
 
 /* Fails unless [OFFSET, OFFSET+COUNT) of the file holds BYTE. */
@@ -189,16 +181,16 @@ expect_bytes (struct backend *b, int byte, size_t count, uint64_t offset)
   static unsigned char buf[IMAGE_BYTES];
   size_t i;
 
-  CHECK (backend_pread (b, buf, count, offset) == 0, "read back: %m");
+  REQUIRE (backend_pread (b, buf, count, offset) == 0, "read back: %m");
   for (i = 0; i < count; i++)
-    CHECK (buf[i] == byte, "byte %zu: %#x, expected %#x",
+    REQUIRE (buf[i] == byte, "byte %zu: %#x, expected %#x",
            (size_t) offset + i, buf[i], byte);
 }
 
 static void
 expect_errno (int r, int err, const char *what)
 {
-  CHECK (r == -1 && errno == err, "%s: r=%d errno=%d, expected %d",
+  REQUIRE (r == -1 && errno == err, "%s: r=%d errno=%d, expected %d",
          what, r, errno, err);
 }
 
@@ -211,13 +203,13 @@ test_errors (struct backend *b)
   set_rules (b, "write start=4096 length=4096 error=EIO\n"
              "read start=16K length=1 error=EIO");
   memset (buf, 'B', sizeof buf);
-  CHECK (backend_pwrite (b, buf, 4096, 0) == 0, "write beside the range");
+  REQUIRE (backend_pwrite (b, buf, 4096, 0) == 0, "write beside the range");
   expect_errno (backend_pwrite (b, buf, 4096, 4096), EIO, "write on it");
   expect_errno (backend_pwrite (b, buf, 8192, 0), EIO, "write across it");
   expect_bytes (b, 'A', 4096, 4096);           /* nothing reached it */
   expect_errno (backend_pread (b, buf, 512, 16383), EIO, "read on it");
-  CHECK (backend_pread (b, buf, 4096, 12288) == 0, "read before it");
-  CHECK (backend_pread (b, buf, 4096, 16385) == 0, "read after it");
+  REQUIRE (backend_pread (b, buf, 4096, 12288) == 0, "read before it");
+  REQUIRE (backend_pread (b, buf, 4096, 16385) == 0, "read after it");
 
   /* Short transfers: the prefix lands, the rest does not. */
   clear_rules (b);
@@ -234,10 +226,10 @@ test_errors (struct backend *b)
   set_rules (b, "read start=6K end=8K short");
   memset (buf, 'z', sizeof buf);
   expect_errno (backend_pread (b, buf, 4096, 4096), EIO, "short read");
-  CHECK (buf[0] == 'B' && buf[2047] == 'B' && buf[2048] == 'z',
+  REQUIRE (buf[0] == 'B' && buf[2047] == 'B' && buf[2048] == 'z',
          "short read: the prefix only");
   clear_rules (b);
-  CHECK (backend_pwrite (b, buf, 4096, 4096) == 0, "cleared: write");
+  REQUIRE (backend_pwrite (b, buf, 4096, 4096) == 0, "cleared: write");
 }
 
 static void
@@ -252,12 +244,12 @@ test_nth_and_sync (struct backend *b)
     if (i == 3 || i == 4)
       expect_errno (r, ENOSPC, "write 3 and 4");
     else
-      CHECK (r == 0, "write %d: %m", i);
+      REQUIRE (r == 0, "write %d: %m", i);
   }
   expect_errno (backend_sync (b), EIO, "sync");
   expect_errno (backend_sync (b), EIO, "sync again");
   set_rules (b, "discard error=EIO");
-  CHECK (backend_sync (b) == 0, "sync after the rule went: %m");
+  REQUIRE (backend_sync (b) == 0, "sync after the rule went: %m");
   expect_errno (backend_discard (b, 4096, 0), EIO, "discard");
 }
 
@@ -269,12 +261,12 @@ test_delay (struct backend *b)
 
   set_rules (b, "read length=512 delay=60ms\nread length=512 delay=40");
   t = now_ms ();
-  CHECK (backend_pread (b, buf, 512, 0) == 0, "delayed read");
+  REQUIRE (backend_pread (b, buf, 512, 0) == 0, "delayed read");
   t = now_ms () - t;
-  CHECK (t >= 99, "delays add up: %.1f ms", t);
+  REQUIRE (t >= 99, "delays add up: %.1f ms", t);
   t = now_ms ();
-  CHECK (backend_pread (b, buf, 512, 4096) == 0, "read elsewhere");
-  CHECK (now_ms () - t < 50, "an op outside the range waited");
+  REQUIRE (backend_pread (b, buf, 512, 4096) == 0, "read elsewhere");
+  REQUIRE (now_ms () - t < 50, "an op outside the range waited");
 }
 
 static atomic_int stalled_result = 1;
@@ -297,19 +289,19 @@ test_stall (struct backend *b)
   double deadline;
 
   set_rules (b, "write start=8K length=512 stall");
-  CHECK (pthread_create (&t, NULL, stalled_write, b) == 0, "thread");
+  REQUIRE (pthread_create (&t, NULL, stalled_write, b) == 0, "thread");
   usleep (300 * 1000);
-  CHECK (atomic_load (&stalled_result) == 1, "the stalled write returned");
-  CHECK (backend_pread (b, buf, 512, 8192) == 0, "a read went on");
+  REQUIRE (atomic_load (&stalled_result) == 1, "the stalled write returned");
+  REQUIRE (backend_pread (b, buf, 512, 8192) == 0, "a read went on");
   /* The stall goes, an error comes in its place. */
   set_rules (b, "write start=8K length=512 error=EIO");
   deadline = now_ms () + WAIT_MS;
   while (atomic_load (&stalled_result) == 1) {
-    CHECK (now_ms () < deadline, "not released");
+    REQUIRE (now_ms () < deadline, "not released");
     usleep (1000);
   }
   pthread_join (t, NULL);
-  CHECK (atomic_load (&stalled_result) == EIO, "released into EIO: %d",
+  REQUIRE (atomic_load (&stalled_result) == EIO, "released into EIO: %d",
          atomic_load (&stalled_result));
 }
 
@@ -322,11 +314,11 @@ test_broken_file (struct backend *b)
 
   set_rules (b, "read length=512 error=EIO");
   fp = fopen (rules_path, "w");    /* rewritten in place, not renamed */
-  CHECK (fp && fputs ("read errorr=EIO\n", fp) >= 0 && fclose (fp) == 0,
+  REQUIRE (fp && fputs ("read errorr=EIO\n", fp) >= 0 && fclose (fp) == 0,
          "rewrite");
   /* A file that does not parse injects nothing. */
   while (backend_pread (b, buf, 512, 0) == -1)
-    CHECK (now_ms () < deadline, "the broken file still faults");
+    REQUIRE (now_ms () < deadline, "the broken file still faults");
 }
 
 int
@@ -338,24 +330,24 @@ main (void)
   test_language ();
   snprintf (dir, sizeof dir, "%s/dmcrypt-fault-test.XXXXXX",
             getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
-  CHECK (mkdtemp (dir), "mkdtemp");
+  REQUIRE (mkdtemp (dir), "mkdtemp");
   atexit (remove_scratch);
   snprintf (rules_path, sizeof rules_path, "%s/rules", dir);
   snprintf (image_path, sizeof image_path, "%s/image", dir);
-  CHECK ((fp = fopen (image_path, "w")) && ftruncate (fileno (fp),
+  REQUIRE ((fp = fopen (image_path, "w")) && ftruncate (fileno (fp),
                                                       IMAGE_BYTES) == 0
          && fclose (fp) == 0, "image");
 
   /* A rules file that does not parse at open refuses the open. */
   fp = fopen (rules_path, "w");
-  CHECK (fp && fputs ("read error=EBOGUS\n", fp) >= 0 && fclose (fp) == 0,
+  REQUIRE (fp && fputs ("read error=EBOGUS\n", fp) >= 0 && fclose (fp) == 0,
          "rules");
   file = backend_file_open (image_path, false);
-  CHECK (file, "open");
-  CHECK (backend_fault_wrap (file, rules_path) == NULL, "bad rules taken");
+  REQUIRE (file, "open");
+  REQUIRE (backend_fault_wrap (file, rules_path) == NULL, "bad rules taken");
   unlink (rules_path);
   b = backend_fault_wrap (file, rules_path);
-  CHECK (b && b->size == IMAGE_BYTES && !b->readonly && b->can_discard,
+  REQUIRE (b && b->size == IMAGE_BYTES && !b->readonly && b->can_discard,
          "wrap");
 
   test_errors (b);

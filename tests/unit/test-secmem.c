@@ -11,15 +11,8 @@
 
 #include "../../crypto/secmem.h"
 
-static int failures;
 
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                       \
-    }                                                                   \
-  } while (0)
+#include "check.h"
 
 /* The VmFlags line of the mapping that contains PTR, from smaps. */
 static bool

@@ -11,15 +11,7 @@
 #include "../../backend/backend.h"
 #include "../../backend/trace.h"
 
-#define CHECK(cond, ...)                                               \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      fprintf (stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-      fprintf (stderr, __VA_ARGS__);                                   \
-      fputc ('\n', stderr);                                            \
-      exit (1);                                                        \
-    }                                                                  \
-  } while (0)
+#include "check.h"
 
 /* Re-prints LINE's fields the way blkparse does and compares. */
 static void
@@ -30,16 +22,16 @@ check_layout (const char *line, unsigned long expect_seq, double *last)
   long sec, nsec;
   char act[4], rwbs[8], head[128];
 
-  CHECK (sscanf (line, "%u,%u %d %u %ld.%ld %u %3s %7s %n", &maj, &min,
+  REQUIRE (sscanf (line, "%u,%u %d %u %ld.%ld %u %3s %7s %n", &maj, &min,
                  &cpu, &seq, &sec, &nsec, &pid, act, rwbs,
                  &consumed) == 9, "unparsable: %s", line);
   snprintf (head, sizeof head, "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s ",
             maj, min, cpu, seq, (int) sec, (unsigned long) nsec, pid, act,
             rwbs);
-  CHECK (strncmp (line, head, strlen (head)) == 0,
+  REQUIRE (strncmp (line, head, strlen (head)) == 0,
          "layout differs:\n%s%s", line, head);
-  CHECK (seq == expect_seq, "sequence %u, expected %lu", seq, expect_seq);
-  CHECK (sec + nsec / 1e9 >= *last, "time went backwards: %s", line);
+  REQUIRE (seq == expect_seq, "sequence %u, expected %lu", seq, expect_seq);
+  REQUIRE (sec + nsec / 1e9 >= *last, "time went backwards: %s", line);
   *last = sec + nsec / 1e9;
 }
 
@@ -76,24 +68,24 @@ main (void)
   FILE *fp;
   int fd = mkstemp (path);
 
-  CHECK (fd >= 0, "mkstemp");
+  REQUIRE (fd >= 0, "mkstemp");
   close (fd);
   b.trace = trace_open (path, 8, 0);
-  CHECK (b.trace, "trace_open");
+  REQUIRE (b.trace, "trace_open");
   trace_event (b.trace, 'Q', "W", 2048, 8, 0);
   trace_event (b.trace, 'C', "R", 0, 1, 0);
   trace_event (b.trace, 'C', "W", 7, 8, 5);
   trace_event (b.trace, 'Q', "FWS", 0, 0, 0);
-  CHECK (backend_pread (&b, buf, sizeof buf, 0) == 0, "pread");
-  CHECK (backend_sync (&b) == 0, "sync");
+  REQUIRE (backend_pread (&b, buf, sizeof buf, 0) == 0, "pread");
+  REQUIRE (backend_sync (&b) == 0, "sync");
   trace_close (b.trace);
 
   fp = fopen (path, "r");
-  CHECK (fp, "fopen");
+  REQUIRE (fp, "fopen");
   while (fgets (line, sizeof line, fp)) {
     check_layout (line, n + 1, &last);
-    CHECK (n < sizeof tails / sizeof tails[0], "too many lines");
-    CHECK (strlen (line) > strlen (tails[n])
+    REQUIRE (n < sizeof tails / sizeof tails[0], "too many lines");
+    REQUIRE (strlen (line) > strlen (tails[n])
            && strcmp (line + strlen (line) - strlen (tails[n]),
                       tails[n]) == 0, "line %lu ends wrongly: %s", n + 1,
            line);
@@ -101,7 +93,7 @@ main (void)
   }
   fclose (fp);
   unlink (path);
-  CHECK (n == sizeof tails / sizeof tails[0], "%lu lines", n);
+  REQUIRE (n == sizeof tails / sizeof tails[0], "%lu lines", n);
   printf ("ok: %lu lines in blkparse's layout\n", n);
   return 0;
 }
