@@ -25,6 +25,7 @@ compares it with SHADOW.  Exit 0 on success, 1 on any mismatch or error.
 """
 
 import argparse
+import os
 import random
 import select
 import sys
@@ -32,24 +33,11 @@ import time
 
 import nbd
 
-CHUNK_BYTES = 1 << 20          # whole-export read and compare granularity
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blockmodel import connect, read_all  # noqa: E402
+
 HOT_ZONE_BYTES = 256 << 10     # where a third of the requests crowd
 MAX_REQUEST_BYTES = 256 << 10  # longest random request
-
-
-def connect(uri):
-    h = nbd.NBD()
-    # Unaligned requests are the point: let them reach the server.
-    h.set_strict_mode(h.get_strict_mode() & ~nbd.STRICT_ALIGN)
-    h.connect_uri(uri)
-    return h
-
-
-def read_all(h, size):
-    data = bytearray()
-    for off in range(0, size, CHUNK_BYTES):
-        data += h.pread(min(CHUNK_BYTES, size - off), off)
-    return data
 
 
 def compare(actual, expected, what):
