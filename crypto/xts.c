@@ -2,34 +2,17 @@
  * number, and multiplying it by alpha in GF(2^128) is a left shift that
  * folds the carry back in as x^7 + x^2 + x + 1.  The first whitening
  * pass records each block's tweak so that the second is a plain XOR. */
-#include <endian.h>
 #include <string.h>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#else
+#include <endian.h>
 #endif
 
 #include "xts.h"
 
 #define GF128_FEEDBACK 0x87
-
-static inline void
-gf128_double (uint64_t *lo, uint64_t *hi)
-{
-  uint64_t carry = *hi >> 63;
-
-  *hi = (*hi << 1) | (*lo >> 63);
-  *lo = (*lo << 1) ^ (carry * GF128_FEEDBACK);
-}
-
-static inline void
-load_tweak (const uint8_t tweak[XTS_BLOCK_BYTES], uint64_t *lo, uint64_t *hi)
-{
-  memcpy (lo, tweak, 8);
-  memcpy (hi, tweak + 8, 8);
-  *lo = le64toh (*lo);
-  *hi = le64toh (*hi);
-}
 
 #ifdef __SSE2__
 /* Doubling in vector registers: compilers otherwise keep the tweak in
@@ -72,6 +55,24 @@ xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
 }
 
 #else
+static inline void
+gf128_double (uint64_t *lo, uint64_t *hi)
+{
+  uint64_t carry = *hi >> 63;
+
+  *hi = (*hi << 1) | (*lo >> 63);
+  *lo = (*lo << 1) ^ (carry * GF128_FEEDBACK);
+}
+
+static inline void
+load_tweak (const uint8_t tweak[XTS_BLOCK_BYTES], uint64_t *lo, uint64_t *hi)
+{
+  memcpy (lo, tweak, 8);
+  memcpy (hi, tweak + 8, 8);
+  *lo = le64toh (*lo);
+  *hi = le64toh (*hi);
+}
+
 void
 xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
                   size_t len, const uint8_t tweak[XTS_BLOCK_BYTES])

@@ -46,14 +46,35 @@ luks_format ()  # luks_format TYPE IMAGE PASSPHRASE [extra cryptsetup args]
 }
 
 # Volume key of a LUKS image as hex, through cryptsetup.
+luks_volume_key_file ()  # luks_volume_key_file IMAGE KEYFILE
+{
+  cryptsetup luksDump --dump-volume-key --batch-mode --key-file "$2" "$1" \
+    | awk '/MK dump:/ {p=1; sub(/.*MK dump:/, "")} p' \
+    | tr -d ' \t\n:' | head -c 2048
+}
+
 luks_volume_key ()  # luks_volume_key IMAGE PASSPHRASE
 {
   local f
   f=$(mktemp); printf %s "$2" > "$f"
-  cryptsetup luksDump --dump-volume-key --batch-mode --key-file "$f" "$1" \
-    | awk '/MK dump:/ {p=1; sub(/.*MK dump:/, "")} p' \
-    | tr -d ' \t\n:' | head -c 2048
+  luks_volume_key_file "$1" "$f"
   rm -f "$f"
+}
+
+# A 16 MiB LUKS1 image keyed by a new 64-byte KEYFILE; SECRETS gets the
+# volume key and the key file as "hex ..." lines, the secrets that the
+# key hygiene tests search for.
+make_luks1_with_keyfile ()  # IMAGE KEYFILE SECRETS
+{
+  local vk
+  head -c 64 /dev/urandom > "$2"
+  truncate -s 16M "$1"
+  cryptsetup luksFormat --batch-mode --type luks1 --pbkdf pbkdf2 \
+    --iter-time 1 "$1" "$2" >/dev/null || fail "luksFormat luks1"
+  vk=$(luks_volume_key_file "$1" "$2")
+  [ ${#vk} -ge 64 ] || fail "no volume key from luksDump (luks1)"
+  printf 'hex %s\nhex %s\n' "$vk" "$(od -An -v -tx1 "$2" | tr -d ' \n')" \
+    > "$3"
 }
 
 # Runs nbdkit with the in-tree plugin, captive around a command.

@@ -151,17 +151,7 @@ vk2=$(luks_volume_key "$tmp/luks2.img" "$pw")
 [ ${#vk2} -eq 128 ] || fail "no volume key from luksDump"
 printf 'text %s\nhex %s\n' "$pw" "$vk2" > "$tmp/secrets-luks2"
 
-head -c 64 /dev/urandom > "$tmp/keyfile"
-truncate -s 16M "$tmp/luks1.img"
-cryptsetup luksFormat --batch-mode --type luks1 --pbkdf pbkdf2 \
-  --iter-time 1 "$tmp/luks1.img" "$tmp/keyfile" >/dev/null \
-  || fail "luksFormat luks1"
-vk1=$(cryptsetup luksDump --dump-volume-key --batch-mode \
-        --key-file "$tmp/keyfile" "$tmp/luks1.img" \
-      | awk '/MK dump:/ {p=1; sub(/.*MK dump:/, "")} p' | tr -d ' \t\n:')
-[ ${#vk1} -ge 64 ] || fail "no volume key from luksDump (luks1)"
-printf 'hex %s\nhex %s\n' "$vk1" "$(od -An -v -tx1 "$tmp/keyfile" \
-  | tr -d ' \n')" > "$tmp/secrets-luks1"
+make_luks1_with_keyfile "$tmp/luks1.img" "$tmp/keyfile" "$tmp/secrets-luks1"
 
 keyp=$(random_hex 64)
 printf '%s\n' "$keyp" > "$tmp/key.hex"

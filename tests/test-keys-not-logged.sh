@@ -64,17 +64,7 @@ logged luks2-passphrase-fd "$tmp/secrets2" \
   file="$tmp/luks2.img" passphrase=-3 3<"$tmp/pw"
 
 # LUKS1 with a key file.
-head -c 64 /dev/urandom > "$tmp/keyfile"
-truncate -s 16M "$tmp/luks1.img"
-cryptsetup luksFormat --batch-mode --type luks1 --pbkdf pbkdf2 \
-  --iter-time 1 "$tmp/luks1.img" "$tmp/keyfile" >/dev/null \
-  || fail "luksFormat luks1"
-vk1=$(cryptsetup luksDump --dump-volume-key --batch-mode \
-        --key-file "$tmp/keyfile" "$tmp/luks1.img" \
-      | awk '/MK dump:/ {p=1; sub(/.*MK dump:/, "")} p' | tr -d ' \t\n:')
-[ ${#vk1} -ge 64 ] || fail "no volume key from luksDump (luks1)"
-printf 'hex %s\nhex %s\n' "$vk1" "$(od -An -v -tx1 "$tmp/keyfile" \
-  | tr -d ' \n')" > "$tmp/secrets1"
+make_luks1_with_keyfile "$tmp/luks1.img" "$tmp/keyfile" "$tmp/secrets1"
 logged luks1-keyfile "$tmp/secrets1" \
   file="$tmp/luks1.img" keyfile="$tmp/keyfile"
 

@@ -283,11 +283,13 @@ server_ticks () { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
 client_ticks () { awk '{ print $16 + $17 }' "/proc/$BASHPID/stat"; }
 clk_tck=$(getconf CLK_TCK)
 
-# Copies SOURCE to DESTINATION with nbdcopy; prints MB/s and, when the
-# clock rate is known, the CPU cycles that client and server spent per
-# byte (the transport's cost, to set beside openssl's for the cipher).
 # Idle and total jiffies of all CPUs (/proc/stat: idle and iowait).
 machine_ticks () { awk '/^cpu /{ print $5 + $6, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
+
+# Copies SOURCE to DESTINATION with nbdcopy; prints MB/s, how busy the
+# machine was (%) and, when the clock rate is known, the CPU cycles that
+# client and server spent per byte (the transport's cost, to set beside
+# openssl's for the cipher).
 
 timed_copy ()  # timed_copy BYTES SOURCE DESTINATION
 {
