@@ -61,7 +61,7 @@ tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(CORE_LIB) $(
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
 FUZZ_NAMES  = table cipher-spec params control-proto
-FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/keyparam.c
+FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
     $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_REPLAY_ALL -o $@ $< \

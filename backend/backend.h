@@ -42,6 +42,16 @@ struct backend
  * that nothing can reach the image. */
 struct backend *backend_file_open (const char *path, bool readonly);
 
+/* Locks the image of a backend made by backend_file_open (lock.h):
+ * exclusively or shared.  Returns 0, or -1 with errno and HOLDER as
+ * image_lock_acquire; backend_file_relock changes a held lock. */
+struct image_lock_holder;
+int backend_file_lock (struct backend *b, bool exclusive,
+                       struct image_lock_holder *holder);
+int backend_file_relock (struct backend *b, bool exclusive,
+                         struct image_lock_holder *holder);
+bool backend_file_is_exclusive (struct backend *b);
+
 int backend_pread (struct backend *b, void *buf, size_t count,
                    uint64_t offset);
 int backend_pwrite (struct backend *b, const void *buf, size_t count,

@@ -11,10 +11,13 @@
 
 #include "../common/log.h"
 #include "backend.h"
+#include "lock.h"
 
 struct file_priv
 {
   int fd;
+  char *path;
+  struct image_lock *lock;
 };
 
 static int
@@ -73,9 +76,12 @@ file_sync (struct backend *b)
 static int
 file_discard (struct backend *b, uint64_t count, uint64_t offset)
 {
+  struct file_priv *fp = b->priv;
+
   if (b->is_blockdev) {
     uint64_t range[2] = { offset, count };
-    return ioctl (file_fd (b), BLKDISCARD, range);
+    int claim = image_lock_claim_fd (fp->lock);
+    return ioctl (claim >= 0 ? claim : fp->fd, BLKDISCARD, range);
   }
   /* A punched hole reads back as zeros: the ciphertext is gone, exactly
    * as after a discard passed down to a thin or flash device. */
@@ -88,9 +94,38 @@ file_close (struct backend *b)
 {
   struct file_priv *fp = b->priv;
 
+  image_lock_release (fp->lock);
   close (fp->fd);
+  free (fp->path);
   free (fp);
   free (b);
+}
+
+int
+backend_file_lock (struct backend *b, bool exclusive,
+                   struct image_lock_holder *holder)
+{
+  struct file_priv *fp = b->priv;
+
+  fp->lock = image_lock_acquire (fp->fd, fp->path, exclusive, holder);
+  return fp->lock ? 0 : -1;
+}
+
+int
+backend_file_relock (struct backend *b, bool exclusive,
+                     struct image_lock_holder *holder)
+{
+  struct file_priv *fp = b->priv;
+
+  return fp->lock ? image_lock_change (fp->lock, exclusive, holder) : 0;
+}
+
+bool
+backend_file_is_exclusive (struct backend *b)
+{
+  struct file_priv *fp = b->priv;
+
+  return fp->lock && image_lock_is_exclusive (fp->lock);
 }
 
 static const struct backend_ops file_ops = {
@@ -122,6 +157,11 @@ backend_file_open (const char *path, bool readonly)
     nbdkit_error ("calloc: %m");
     goto err;
   }
+  fp->fd = -1;
+  if ((fp->path = strdup (path)) == NULL) {
+    nbdkit_error ("strdup: %m");
+    goto err;
+  }
   fp->fd = open (path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (fp->fd == -1) {
     nbdkit_error ("open: %s: %m", path);
@@ -151,6 +191,8 @@ backend_file_open (const char *path, bool readonly)
  err_close:
   close (fp->fd);
  err:
+  if (fp)
+    free (fp->path);
   free (fp);
   free (b);
   return NULL;

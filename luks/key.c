@@ -81,9 +81,13 @@ report_unlock_error (const struct luks_unlock_params *p, int r)
 
   /* -ENOENT: the last slot tried could not open the data segment. */
   if ((r == -EPERM || r == -ENOENT) && p->key_slot == CRYPT_ANY_SLOT)
-    nbdkit_error ("wrong passphrase or key file: no keyslot matched");
+    nbdkit_error ("wrong passphrase or key file: no keyslot matched%s%s",
+                  p->wrong_key_hint ? "; " : "",
+                  p->wrong_key_hint ? p->wrong_key_hint : "");
   else if (r == -EPERM)
-    nbdkit_error ("keyslot %d did not accept the %s", p->key_slot, what);
+    nbdkit_error ("keyslot %d did not accept the %s%s%s", p->key_slot, what,
+                  p->wrong_key_hint ? "; " : "",
+                  p->wrong_key_hint ? p->wrong_key_hint : "");
   else if (r == -ENOENT)
     nbdkit_error ("keyslot %d cannot open the data segment", p->key_slot);
   else

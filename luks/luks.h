@@ -24,6 +24,7 @@ struct luks_unlock_params
   size_t keyfile_size;         /* bytes read from it; 0 = up to EOF */
   int key_slot;                /* -1 = any */
   bool readonly;               /* nothing may be written to the image */
+  const char *wrong_key_hint;  /* added to "no keyslot matched", or NULL */
 };
 
 /* What the header says beyond the table. */
@@ -43,5 +44,11 @@ struct luks_info
  * requirements.  Returns 0 or -1. */
 int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
                  struct crypt_table *t, struct luks_info *info);
+
+/* Returns 1 when PATH starts with LUKS magic, with *DATA_OFFSET the byte
+ * offset where the header says its data begins (0 when the header does
+ * not load), 0 when it does not, -1 with errno when PATH cannot be
+ * read.  Nothing is written and no key is derived. */
+int luks_probe_header (const char *path, uint64_t *data_offset);
 
 #endif /* DMCRYPT_LUKS_H */

@@ -1,7 +1,10 @@
-/* nbdkit's .config: every key=value of the command line into params. */
+/* nbdkit's .config: every key=value of the command line into params,
+ * each refusal one line that names the parameter. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -16,16 +19,18 @@ struct dmcrypt_params params = { .key_slot = -1,
 
 const char dmcrypt_config_help[] =
   "file=<FILENAME>     (required) The LUKS image, plain image or block device.\n"
-  "passphrase=<PASSWORD>  LUKS passphrase: literal, +FILE, - (ask) or -FD.\n"
-  "keyfile=<FILENAME>  LUKS key file (cryptsetup --key-file semantics).\n"
+  "passphrase=<PASSWORD>  Passphrase: literal, +FILE, - (ask) or -FD.\n"
+  "keyfile=<FILENAME>  Key file (cryptsetup --key-file; also key-file=).\n"
   "keyfile-offset=<N>  Bytes to skip at the start of the key file.\n"
-  "keyfile-size=<N>    Bytes to read from the key file (default: all).\n"
+  "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n"
   "key-slot=<N>        Try only this LUKS keyslot.\n"
   "header=<FILENAME>   Detached LUKS header.\n"
   "type=luks|luks1|luks2|plain  Volume type (default: by the other keys).\n"
-  "table=<LINE>        Plain mode: a dm-crypt table line with the key.\n"
+  "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the key.\n"
   "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n"
-  "key=<HEX>|+FILE     Plain mode: the key in hex.\n"
+  "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n"
+  "key-size=<BITS>     Plain mode: key size for passphrase= or key-file=.\n"
+  "hash=<HASH>         Plain mode: passphrase hash (default ripemd160).\n"
   "offset=<SECTORS>    Plain mode: data offset, 512-byte sectors.\n"
   "iv-offset=<SECTORS> Plain mode: IV offset, 512-byte sectors.\n"
   "sector-size=<BYTES> Plain mode: encryption sector size (512..4096).\n"
@@ -50,11 +55,45 @@ const char dmcrypt_config_help[] =
   "name=<NAME>         Volume name for dmcryptctl.\n"
   "readonly=<BOOL>     Open with a read-only live table.";
 
+/* In the order of enum crypt_table_flag's bits. */
 static const char *const flag_keys[] = {
   "allow-discards", "same-cpu-crypt", "submit-from-crypt-cpus",
   "no-read-workqueue", "no-write-workqueue", "iv-large-sectors",
   "high-priority",
 };
+
+/* Parameters holding a string that may be given once. */
+#define STRING_KEY(k, field) { k, offsetof (struct dmcrypt_params, field) }
+static const struct { const char *key; size_t offset; } string_keys[] = {
+  STRING_KEY ("header", header), STRING_KEY ("keyfile", keyfile),
+  STRING_KEY ("key-file", keyfile), STRING_KEY ("cipher", cipher),
+  STRING_KEY ("hash", hash), STRING_KEY ("trace", trace),
+  STRING_KEY ("fault-rules", fault_rules), STRING_KEY ("control", control),
+  STRING_KEY ("name", name),
+};
+#undef STRING_KEY
+
+const char *const dmcrypt_param_names[] = {
+  "file", "passphrase", "keyfile", "key-file", "keyfile-offset",
+  "keyfile-size", "key-slot", "header", "type", "table", "cipher", "key",
+  "key-size", "hash", "offset", "iv-offset", "sector-size",
+  "allow-discards", "same-cpu-crypt", "submit-from-crypt-cpus",
+  "no-read-workqueue", "no-write-workqueue", "iv-large-sectors",
+  "high-priority", "min-block-size", "workers", "scheduler",
+  "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
+  "trace", "fault-rules", "control", "name", "readonly", NULL,
+};
+
+bool
+dmcrypt_is_param_name (const char *name)
+{
+  size_t i;
+
+  for (i = 0; dmcrypt_param_names[i]; i++)
+    if (strcmp (name, dmcrypt_param_names[i]) == 0)
+      return true;
+  return false;
+}
 
 static int
 set_string (char **dst, const char *key, const char *value)
@@ -71,26 +110,42 @@ set_string (char **dst, const char *key, const char *value)
   return 0;
 }
 
+/* nbdkit hands a bare word to the magic key, file=: "readonly" without
+ * "=true" arrives as a second file. */
 static int
-set_passphrase (const char *value)
+set_file (const char *value)
 {
-  char *pw = NULL;
+  const char *word = NULL;
 
-  if (params.passphrase) {
-    nbdkit_error ("passphrase given more than once");
+  if (params.file && dmcrypt_is_param_name (value))
+    word = value;
+  else if (params.file && dmcrypt_is_param_name (params.file))
+    word = params.file;
+  if (word) {
+    nbdkit_error ("'%s' needs a value: %s=VALUE", word, word);
     return -1;
   }
-  if (nbdkit_read_password (value, &pw) == -1)
-    return -1;
-  params.passphrase_size = strlen (pw);
-  params.passphrase = secmem_dup (pw, params.passphrase_size + 1);
-  explicit_bzero (pw, params.passphrase_size);
-  free (pw);
-  if (params.passphrase == NULL) {
-    nbdkit_error ("passphrase: %m");
-    return -1;
-  }
-  return 0;
+  return set_string (&params.file, "file", value);
+}
+
+/* nbdkit's boolean forms, checked here first so that a bad value gets
+ * one error that names the parameter. */
+int
+config_bool (const char *key, const char *value, int *b)
+{
+  static const char *const forms[] = {
+    "1", "true", "t", "yes", "y", "on", "0", "false", "f", "no", "n", "off",
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof forms / sizeof forms[0]; i++)
+    if (strcasecmp (value, forms[i]) == 0) {
+      *b = nbdkit_parse_bool (value);
+      return *b == -1 ? -1 : 0;
+    }
+  nbdkit_error ("%s: '%s' is not a boolean (use true/false, yes/no, "
+                "on/off or 1/0)", key, value);
+  return -1;
 }
 
 static int
@@ -105,6 +160,7 @@ set_type (const char *value)
   for (i = 0; i < sizeof types / sizeof types[0]; i++)
     if (strcmp (value, types[i].name) == 0) {
       params.type = types[i].type;
+      params.type_given = true;
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
@@ -136,59 +192,74 @@ set_size (const char *key, const char *value, uint64_t *dst)
   return 0;
 }
 
-int key_param_parse (const char *value);   /* keyparam.c */
-int config_numeric (const char *key, const char *value);
-
-int
-dmcrypt_config (const char *key, const char *value)
+/* The flags and the other booleans.  Returns 1 when KEY is not one. */
+static int
+config_bool_key (const char *key, const char *value)
 {
   size_t i;
   int b;
 
   for (i = 0; i < sizeof flag_keys / sizeof flag_keys[0]; i++)
     if (strcmp (key, flag_keys[i]) == 0) {
-      if ((b = nbdkit_parse_bool (value)) == -1)
+      if (config_bool (key, value, &b) == -1)
         return -1;
       params.flag[i] = b ? TRI_TRUE : TRI_FALSE;
       return 0;
     }
+  if (strcmp (key, "caller-crypt") == 0) {
+    if (config_bool (key, value, &b) == -1)
+      return -1;
+    params.caller_crypt = b ? TRI_TRUE : TRI_FALSE;
+    return 0;
+  }
+  if (strcmp (key, "readonly") == 0) {
+    if (config_bool (key, value, &b) == -1)
+      return -1;
+    params.readonly = b;
+    return 0;
+  }
+  return 1;
+}
 
-  if (strcmp (key, "file") == 0)
-    return set_string (&params.file, key, value);
-  else if (strcmp (key, "header") == 0)
-    return set_string (&params.header, key, value);
-  else if (strcmp (key, "keyfile") == 0)
-    return set_string (&params.keyfile, key, value);
-  else if (strcmp (key, "cipher") == 0)
-    return set_string (&params.cipher, key, value);
-  else if (strcmp (key, "scheduler") == 0) {
+/* Returns 1 when KEY is not a string parameter. */
+static int
+config_string_key (const char *key, const char *value)
+{
+  size_t i;
+
+  for (i = 0; i < sizeof string_keys / sizeof string_keys[0]; i++)
+    if (strcmp (key, string_keys[i].key) == 0)
+      return set_string ((char **) ((char *) &params
+                                    + string_keys[i].offset), key, value);
+  if (strcmp (key, "scheduler") == 0) {
     /* The last one wins, so a test harness can force a policy. */
     free (params.scheduler);
     params.scheduler = NULL;
     return set_string (&params.scheduler, key, value);
   }
-  else if (strcmp (key, "trace") == 0)
-    return set_string (&params.trace, key, value);
-  else if (strcmp (key, "fault-rules") == 0)
-    return set_string (&params.fault_rules, key, value);
-  else if (strcmp (key, "control") == 0)
-    return set_string (&params.control, key, value);
-  else if (strcmp (key, "name") == 0)
-    return set_string (&params.name, key, value);
+  return 1;
+}
+
+int config_numeric (const char *key, const char *value);   /* confignum.c */
+
+int
+dmcrypt_config (const char *key, const char *value)
+{
+  int r;
+
+  if ((r = config_bool_key (key, value)) != 1
+      || (r = config_string_key (key, value)) != 1)
+    return r;
+  if (strcmp (key, "file") == 0)
+    return set_file (value);
   else if (strcmp (key, "passphrase") == 0)
-    return set_passphrase (value);
+    return secret_passphrase (value);
+  else if (strcmp (key, "table") == 0)
+    return secret_table (value);
+  else if (strcmp (key, "key") == 0)
+    return secret_key (value);
   else if (strcmp (key, "type") == 0)
     return set_type (value);
-  else if (strcmp (key, "table") == 0) {
-    if (params.table) {
-      nbdkit_error ("table given more than once");
-      return -1;
-    }
-    params.table = secmem_dup (value, strlen (value) + 1);
-    return params.table ? 0 : -1;
-  }
-  else if (strcmp (key, "key") == 0)
-    return key_param_parse (value);
   else if (strcmp (key, "offset") == 0)
     return set_sectors (key, value, &params.offset, &params.have_offset);
   else if (strcmp (key, "iv-offset") == 0)
@@ -200,69 +271,7 @@ dmcrypt_config (const char *key, const char *value)
     return set_size (key, value, &params.max_write_size);
   else if (strcmp (key, "max-inflight") == 0)
     return set_size (key, value, &params.max_inflight);
-  else if (strcmp (key, "caller-crypt") == 0) {
-    if ((b = nbdkit_parse_bool (value)) == -1)
-      return -1;
-    params.caller_crypt = b ? TRI_TRUE : TRI_FALSE;
-    return 0;
-  }
-  else
-    return config_numeric (key, value);
-}
-
-int
-config_numeric (const char *key, const char *value)
-{
-  uint64_t v;
-
-  if (strcmp (key, "keyfile-offset") == 0)
-    return nbdkit_parse_uint64_t (key, value, &params.keyfile_offset);
-  else if (strcmp (key, "keyfile-size") == 0)
-    return nbdkit_parse_uint64_t (key, value, &params.keyfile_size);
-  else if (strcmp (key, "key-slot") == 0) {
-    if (nbdkit_parse_int (key, value, &params.key_slot) == -1)
-      return -1;
-    if (params.key_slot < 0) {
-      nbdkit_error ("key-slot: must be 0 or more");
-      return -1;
-    }
-    return 0;
-  }
-  else if (strcmp (key, "sector-size") == 0) {
-    if (nbdkit_parse_unsigned (key, value, &params.sector_size) == -1)
-      return -1;
-    return 0;
-  }
-  else if (strcmp (key, "min-block-size") == 0) {
-    if (nbdkit_parse_unsigned (key, value, &params.min_block_size) == -1)
-      return -1;
-    if (params.min_block_size == 0 || params.min_block_size > 4096
-        || (params.min_block_size & (params.min_block_size - 1))) {
-      nbdkit_error ("min-block-size: must be a power of two from 1 "
-                    "to 4096");
-      return -1;
-    }
-    return 0;
-  }
-  else if (strcmp (key, "workers") == 0) {
-    if (nbdkit_parse_uint64_t (key, value, &v) == -1)
-      return -1;
-    if (v < 1 || v > 1024) {
-      nbdkit_error ("workers: must be between 1 and 1024");
-      return -1;
-    }
-    params.workers = v;
-    return 0;
-  }
-  else if (strcmp (key, "readonly") == 0) {
-    int b = nbdkit_parse_bool (value);
-    if (b == -1)
-      return -1;
-    params.readonly = b;
-    return 0;
-  }
-  nbdkit_error ("unknown parameter '%s'", key);
-  return -1;
+  return config_numeric (key, value);
 }
 
 void
@@ -274,10 +283,12 @@ dmcrypt_params_free (void)
     secmem_free (params.table, strlen (params.table) + 1);
   if (params.key)
     secmem_free (params.key, params.key_size);
+  free (params.passphrase_file_hint);
   free (params.file);
   free (params.header);
   free (params.keyfile);
   free (params.cipher);
+  free (params.hash);
   free (params.scheduler);
   free (params.trace);
   free (params.fault_rules);

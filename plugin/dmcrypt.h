@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../backend/backend.h"
+#include "../backend/lock.h"
 #include "../crypto/cipher.h"
 #include "../luks/luks.h"
 #include "../scheduler/engine.h"
@@ -24,9 +25,12 @@ struct dmcrypt_params
   char *file;
   char *header;
   enum volume_type type;
+  bool type_given;               /* type= was on the command line */
   char *passphrase;              /* secmem, passphrase_size bytes + NUL */
   size_t passphrase_size;
-  char *keyfile;
+  char *passphrase_file_hint;    /* a literal passphrase= that names an
+                                    existing file: it meant +FILE */
+  char *keyfile;                 /* keyfile= or key-file= */
   uint64_t keyfile_offset;       /* bytes */
   uint64_t keyfile_size;         /* bytes, 0 = to EOF */
   int key_slot;                  /* -1 = any */
@@ -34,6 +38,8 @@ struct dmcrypt_params
   char *cipher;
   uint8_t *key;                  /* secmem */
   size_t key_size;               /* bytes */
+  char *hash;                    /* plain passphrase hash, NULL = default */
+  unsigned key_bits;             /* key-size=, bits; 0 = unset */
   bool have_offset, have_iv_offset;
   uint64_t offset;               /* 512-byte sectors */
   uint64_t iv_offset;            /* 512-byte sectors */
@@ -54,6 +60,10 @@ struct dmcrypt_params
 
 struct dmcrypt_volume
 {
+  bool server_readonly;          /* nbdkit -r: nothing may ever write */
+  struct backend *file_backend;  /* the image, under any wrapper */
+  struct image_lock *header_lock;  /* on a detached header */
+  int header_fd;                 /* holds header_lock, or -1 */
   struct crypt_table table;      /* the live table */
   struct luks_info luks;         /* valid when is_luks */
   bool is_luks;
@@ -70,6 +80,36 @@ extern struct dmcrypt_volume volume;
 int dmcrypt_config (const char *key, const char *value);
 void dmcrypt_params_free (void);
 extern const char dmcrypt_config_help[];
+/* Every parameter name, NULL-terminated. */
+extern const char *const dmcrypt_param_names[];
+bool dmcrypt_is_param_name (const char *name);
+
+/* secrets.c: passphrase=, table=, key= (the forms that keep a secret
+ * off the command line: +FILE, -FD, - to ask). */
+int secret_passphrase (const char *value);
+int secret_table (const char *value);
+int secret_key (const char *value);
+
+/* plainkey.c: the plain-mode key from passphrase= (hashed) or
+ * key-file=, into params.key, when cipher= is used without key=. */
+int plain_key_derive (void);
+
+/* notice.c: a one-line notice on stderr (not an error). */
+void dmcrypt_notice (const char *fmt, ...)
+  __attribute__ ((format (printf, 1, 2)));
+
+/* keysource.c: the parameters that go together for PLAIN or LUKS. */
+int check_key_combinations (bool plain);
+
+/* imagelock.c: opens the image (read-only under nbdkit -r or when the
+ * user may not write it) and the detached header, and locks both:
+ * exclusively for a writable volume, shared for a read-only one. */
+int image_open (void);
+void image_close (void);
+/* Makes the locks exclusive when a read-write table is live or loaded,
+ * shared otherwise.  Returns 0, or -1 with errno (EBUSY when another
+ * holder conflicts) and a one-line reason in WHY. */
+int image_locks_follow (bool writable, char *why, size_t why_size);
 
 /* volume.c */
 int volume_open (void);

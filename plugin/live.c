@@ -261,6 +261,31 @@ live_set_tunables (char *scheduler, bool set_workers, unsigned workers,
 
 /* ---- Commands ---- */
 
+/* The image is locked exclusively while a read-write table is live or
+ * loaded, shared otherwise; as the kernel opens a table's devices when
+ * the table is loaded, a read-write reload fails while another program
+ * holds the image. */
+static int
+follow_tables (bool inactive_writable, struct live_err *err)
+{
+  char why[512];
+
+  if (image_locks_follow (!atomic_load (&live_readonly) || inactive_writable,
+                          why, sizeof why) == -1) {
+    live_fail (err, errno, "%s", why);
+    return -1;
+  }
+  return 0;
+}
+
+static void
+follow_tables_quietly (void)
+{
+  struct live_err ignored;
+
+  follow_tables (st.have_inactive && !st.inactive_readonly, &ignored);
+}
+
 int
 live_reload (const struct live_reload *r, struct live_err *err)
 {
@@ -279,6 +304,10 @@ live_reload (const struct live_reload *r, struct live_err *err)
   }
   if (reload_check (r, &t, err) == -1)
     return -1;
+  if (follow_tables (!r->readonly, err) == -1) {
+    crypt_table_free (&t);
+    return -1;
+  }
   if (r->scheduler && (scheduler = strdup (r->scheduler)) == NULL) {
     crypt_table_free (&t);
     live_fail (err, ENOMEM, "out of memory");
@@ -299,6 +328,7 @@ void
 live_clear (void)
 {
   live_free ();
+  follow_tables_quietly ();
 }
 
 int
@@ -345,6 +375,7 @@ live_resume (struct live_err *err)
   atomic_store (&live_readonly, st.inactive_readonly);
   st.inactive_scheduler = NULL;        /* now params.scheduler */
   live_free ();
+  follow_tables_quietly ();
   gate_open ();
   return 0;
 }

@@ -136,8 +136,9 @@ check_against_volume (const struct live_reload *r,
     return -1;
   }
   if (!r->readonly && volume.backend->readonly) {
-    live_fail (err, EACCES, "the image is open read-only: only a "
-               "--readonly table can be loaded");
+    live_fail (err, EACCES, "%s: only a --readonly table can be loaded",
+               volume.server_readonly ? "nbdkit runs with -r"
+               : "the image is not writable");
     return -1;
   }
   meaning_changes (t, changes, sizeof changes);

@@ -1,9 +1,11 @@
-/* From parameters to a running volume: open the backing file, make the
- * crypt table (from a LUKS header or plain parameters), key the cipher
- * and build the engine.  Everything is checked here, at start-up, so a
- * bad passphrase or table is an nbdkit start-up error. */
+/* From parameters to a running volume: open and lock the backing file,
+ * make the crypt table (from a LUKS header or plain parameters), key
+ * the cipher and build the engine.  Everything is checked here, at
+ * start-up, so a bad passphrase or table is an nbdkit start-up error. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,12 +13,11 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../backend/fault.h"
 #include "../backend/trace.h"
 #include "../crypto/secmem.h"
 #include "dmcrypt.h"
 
-struct dmcrypt_volume volume;
+struct dmcrypt_volume volume = { .header_fd = -1 };
 
 static bool
 is_plain_type (void)
@@ -24,71 +25,6 @@ is_plain_type (void)
   if (params.type == VT_UNSET)
     params.type = (params.table || params.cipher) ? VT_PLAIN : VT_LUKS;
   return params.type == VT_PLAIN;
-}
-
-static int
-check_key_combinations (bool plain)
-{
-  if (params.file == NULL) {
-    nbdkit_error ("file parameter is required (the image to open)");
-    return -1;
-  }
-  if (plain) {
-    if (params.passphrase || params.keyfile || params.header
-        || params.key_slot >= 0) {
-      nbdkit_error ("passphrase, keyfile, key-slot and header are for LUKS, "
-                    "not type=plain");
-      return -1;
-    }
-    if (params.table && (params.cipher || params.key || params.have_offset
-                         || params.have_iv_offset || params.sector_size)) {
-      nbdkit_error ("table= already holds cipher, key, offsets and "
-                    "sector size: give either table= or cipher=/key=");
-      return -1;
-    }
-    if (!params.table && (params.cipher == NULL || params.key == NULL)) {
-      nbdkit_error ("type=plain needs table= or both cipher= and key=");
-      return -1;
-    }
-    return 0;
-  }
-  if (params.table || params.cipher || params.key || params.have_offset
-      || params.have_iv_offset || params.sector_size) {
-    nbdkit_error ("table, cipher, key, offset, iv-offset and sector-size "
-                  "are for type=plain; a LUKS header holds them");
-    return -1;
-  }
-  if ((params.passphrase != NULL) == (params.keyfile != NULL)) {
-    nbdkit_error ("LUKS needs exactly one of passphrase= or keyfile=");
-    return -1;
-  }
-  if ((params.keyfile_offset || params.keyfile_size) && !params.keyfile) {
-    nbdkit_error ("keyfile-offset and keyfile-size need keyfile=");
-    return -1;
-  }
-  return 0;
-}
-
-static int
-open_backend (void)
-{
-  /* A file we may only read is still served, read-only, without first
-   * failing to open it for writing. */
-  bool writable = access (params.file, W_OK) == 0;
-  struct backend *faulty;
-
-  volume.backend = backend_file_open (params.file, !writable);
-  if (volume.backend && !writable)
-    nbdkit_debug ("%s is not writable: serving read-only", params.file);
-  if (volume.backend == NULL || params.fault_rules == NULL)
-    return volume.backend ? 0 : -1;
-  /* fault-rules=: the test facility sits right under the trace point,
-   * so traces show the injected errors as the device's. */
-  faulty = backend_fault_wrap (volume.backend, params.fault_rules);
-  if (faulty == NULL)
-    return -1;
-  volume.backend = faulty;
-  return 0;
 }
 
 /* trace=: blkparse-style events of every backend IO. */
@@ -109,6 +45,7 @@ unlock_luks (void)
   static const enum luks_type types[] = {
     [VT_LUKS] = LUKS_ANY, [VT_LUKS1] = LUKS_V1, [VT_LUKS2] = LUKS_V2,
   };
+  char hint[PATH_MAX + 64];
   struct luks_unlock_params p = {
     .data_path = params.file,
     .header_path = params.header,
@@ -121,9 +58,14 @@ unlock_luks (void)
     .key_slot = params.key_slot,
     .readonly = volume.backend->readonly,
   };
-  int r = luks_unlock (&p, volume.backend->size, &volume.table,
-                       &volume.luks);
+  int r;
 
+  if (params.passphrase_file_hint) {
+    snprintf (hint, sizeof hint, "did you mean passphrase=+%s?",
+              params.passphrase_file_hint);
+    p.wrong_key_hint = hint;
+  }
+  r = luks_unlock (&p, volume.backend->size, &volume.table, &volume.luks);
   /* The passphrase has done its work: drop it at once. */
   if (params.passphrase) {
     secmem_free (params.passphrase, params.passphrase_size + 1);
@@ -133,7 +75,7 @@ unlock_luks (void)
   return r;
 }
 
-/* cipher=, key=, offset=, iv-offset=, sector-size=: the mapping runs
+/* cipher=, a key, offset=, iv-offset=, sector-size=: the mapping runs
  * from the offset to the end of the device, in whole sectors. */
 static int
 table_from_params (void)
@@ -141,6 +83,8 @@ table_from_params (void)
   struct crypt_table *t = &volume.table;
   uint64_t data_bytes, ss;
 
+  if (plain_key_derive () == -1)
+    return -1;
   memset (t, 0, sizeof *t);
   t->sector_size = params.sector_size ? params.sector_size : 512;
   ss = t->sector_size;
@@ -177,14 +121,34 @@ apply_flag_params (void)
       volume.table.flags &= ~(1u << i);
 }
 
+/* A plain mapping that starts inside a LUKS header would overwrite it
+ * with its first writes: only an explicit type=plain may do that. */
+static int
+check_plain_over_luks (void)
+{
+  uint64_t data_offset;
+  int r;
+
+  if (params.type_given)
+    return 0;
+  r = luks_probe_header (params.file, &data_offset);
+  if (r != 1 || (data_offset && volume.table.offset * 512 >= data_offset))
+    return 0;
+  nbdkit_error ("%s has a LUKS header that this plain mapping would "
+                "overwrite: open it with passphrase= or keyfile=, or give "
+                "type=plain to map it anyway", params.file);
+  return -1;
+}
+
 static int
 make_table (bool plain)
 {
   if (!plain)
     return unlock_luks ();
-  if (params.table)
-    return crypt_table_parse (params.table, &volume.table);
-  return table_from_params ();
+  if ((params.table ? crypt_table_parse (params.table, &volume.table)
+       : table_from_params ()) == -1)
+    return -1;
+  return check_plain_over_luks ();
 }
 
 static int
@@ -240,14 +204,12 @@ volume_open (void)
 {
   bool plain = is_plain_type ();
 
-  if (check_key_combinations (plain) == -1 || open_backend () == -1
+  if (check_key_combinations (plain) == -1 || image_open () == -1
       || open_trace () == -1 || make_table (plain) == -1)
     return -1;
   apply_flag_params ();
   if (check_size () == -1 || crypt_table_validate (&volume.table) == -1)
     return -1;
-  if (volume.backend->readonly)
-    params.readonly = true;
   if (!(volume.table.flags & CT_ALLOW_DISCARDS))
     volume.backend->can_discard = false;
   return volume_build_engine ();
@@ -258,7 +220,9 @@ volume_close (void)
 {
   engine_free (volume.engine);
   sector_cipher_free (volume.cipher);
+  image_close ();
   backend_close (volume.backend);
   crypt_table_free (&volume.table);
   memset (&volume, 0, sizeof volume);
+  volume.header_fd = -1;
 }

@@ -126,6 +126,27 @@ bad bad-boolean-iv-large 'perhaps|bool' - \
 bad twice-given 'more than once|twice|already' - \
   "${L2[@]}" passphrase=+"$tmp/pw" passphrase=+"$tmp/pw"
 
+# --- errors that point the right way ---------------------------------------
+# nbdkit gives a bare word to file=: a bare "readonly" is not a file.
+bad bare-readonly "'readonly' needs a value" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" readonly
+bad bare-word-first "'readonly' needs a value" - \
+  readonly "${L2[@]}" passphrase=+"$tmp/pw"
+bad bare-word-alone "'allow-discards' needs a value" - allow-discards \
+  passphrase=+"$tmp/pw"
+bad key-without-cipher 'key= needs cipher= \(or table=\)' - \
+  "${P[@]}" key="$xts_key"
+bad passphrase-names-a-file 'no keyslot matched; did you mean passphrase=\+FILE' \
+  "$tmp/luks2.img" "${L2[@]}" passphrase="$tmp/pw"
+bad named-boolean "^nbdkit: error: allow-discards: 'maybe' is not a boolean" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" allow-discards=maybe
+bad dm-spelling "unknown parameter 'allow_discards': did you mean 'allow-discards'" \
+  - "${L2[@]}" passphrase=+"$tmp/pw" allow_discards=true
+bad plain-over-luks-header 'LUKS header that this plain mapping would overwrite.*type=plain' \
+  "$tmp/luks2.img" "${L2[@]}" cipher=aes-xts-plain64 key="$xts_key"
+bad plain-table-over-luks-header 'LUKS header.*overwrite' "$tmp/luks2.img" \
+  "${L2[@]}" table="0 $sectors crypt aes-xts-plain64 $xts_key 0 x 0"
+
 # --- plain mode: parameters -----------------------------------------------
 bad plain-without-key 'key|table|cipher' "$tmp/plain.img" \
   "${P[@]}" type=plain
@@ -208,5 +229,20 @@ bad table-bad-number 'number|decimal|length|twelve' "$tmp/plain.img" \
   "${P[@]}" table="0 twelve $T 0 /dev/x 0"
 bad table-integrity 'integrity|AEAD' "$tmp/plain.img" \
   "${P[@]}" table="0 $sectors $T 0 /dev/x 0 1 integrity:28:aead"
+
+# The same images are accepted where the user means it: type=plain over
+# a LUKS header, and a plain table of the LUKS data area (offset past
+# the header, as "dmsetup table" of an open LUKS volume shows it).
+good ()  # good NAME plugin-args...
+{
+  local name=$1; shift
+  timeout -k 5 30 nbdkit -U - "$plugin" "$@" --run true </dev/null \
+    2>"$tmp/err" || { cat "$tmp/err"; fail "$name: refused"; }
+  echo "ok: $name accepted"
+}
+good plain-over-luks-with-type "${L2[@]}" type=plain \
+  cipher=aes-xts-plain64 key="$xts_key"
+good plain-table-of-luks-data-area "${L2[@]}" \
+  table="0 $((sectors * 2 - 32768)) crypt aes-xts-plain64 $xts_key 0 x 32768"
 
 echo "PASS: $checked bad inputs refused cleanly"

@@ -42,6 +42,29 @@ timeout 60 nbdkit -U - "$plugin" file="$loop" passphrase=+"$tmp/pw" \
   allow-discards=true --run \
   "'$PY' '$tmp/io.py' \"\$uri\" && nbdcopy \"\$uri\" '$tmp/via-device.raw'" \
   || fail "serving $loop failed"
+
+# A device in use is refused for writing, as the kernel refuses a second
+# exclusive opener (a mount, device-mapper): another program holds it
+# with O_EXCL here.  Read-only serving does not claim it.
+"$PY" -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$loop" "$tmp/claimed" &
+claimer=$!
+cleanup_fn "kill $claimer 2>/dev/null"
+for (( i = 0; i < 100; i++ )); do [ -e "$tmp/claimed" ] && break; sleep 0.1; done
+if timeout 60 nbdkit -U - "$plugin" file="$loop" passphrase=+"$tmp/pw" \
+     --run true 2>"$tmp/excl.err"; then
+  fail "a writable open of a device opened exclusively elsewhere"
+fi
+cat "$tmp/excl.err"
+grep -q "$loop is in use: mounted, mapped by device-mapper or opened exclusively" \
+  "$tmp/excl.err" || fail "no 'in use' error for the claimed device"
+timeout 60 nbdkit -r -U - "$plugin" file="$loop" passphrase=+"$tmp/pw" \
+  --run 'nbdinfo --size "$uri" >/dev/null' \
+  || fail "-r refused on a device opened exclusively elsewhere"
+kill $claimer; wait $claimer 2>/dev/null
+echo "ok: a device in use is refused for writing, served with -r"
 losetup -d "$loop"
 
 # The trimmed range was punched out of the image: its ciphertext is zeros.

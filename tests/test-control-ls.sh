@@ -49,15 +49,17 @@ echo "ok: the killed instance is gone from ls, its stale socket ignored"
 start_volume beta file="$tmp/beta.img" table="$table" \
   || fail "cannot reuse the name of a killed instance"
 [ "$(info_field beta State:)" = ACTIVE ] || fail "new beta"
-# A live name cannot be taken twice ...
-if nbdkit -U "$tmp/dup.nbd" "$plugin" file="$tmp/beta.img" name=beta \
+# A live name cannot be taken twice (for another image: one image has
+# one writer) ...
+truncate -s 16M "$tmp/dup.img"
+if nbdkit -U "$tmp/dup.nbd" "$plugin" file="$tmp/dup.img" name=beta \
      table="$table" --run true 2> "$tmp/dup.log"; then
   fail "a second instance took the live name beta"
 fi
 grep -q "name 'beta' is in use" "$tmp/dup.log" || fail "no 'in use' error"
-# ... but a default name moves aside.
+# ... but a default name moves aside (a second reader of disk-one).
 nbdkit -U "$tmp/dup2.nbd" "$plugin" file="$tmp/disk-one.img" \
-  table="$table" --run "'$ctl_bin' ls" > "$tmp/ls2" 2>&1 \
+  table="$table" readonly=true --run "'$ctl_bin' ls" > "$tmp/ls2" 2>&1 \
   || fail "a second instance of disk-one did not start"
 cat "$tmp/ls2"
 grep -q "^disk-one-2	" "$tmp/ls2" || fail "no disk-one-2"

@@ -105,7 +105,8 @@ fi
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 # A socket reachable by everybody (control= in an open directory, then
 # opened up): the server itself must refuse another uid.
-start_volume w file="$tmp/v.img" table="$table" control="$tmp/open/w.sock" \
+truncate -s 16M "$tmp/w.img"
+start_volume w file="$tmp/w.img" table="$table" control="$tmp/open/w.sock" \
   || fail "start w"
 chmod 0666 "$tmp/open/w.sock"
 chmod 0755 "$tmp"

@@ -113,5 +113,10 @@ serve_ro mode-0444 "$tmp/mode0444.raw" "$plugin" file="$tmp/luks2.img" \
   || fail "0444: the image changed"
 cmp -s "$tmp/healthy.raw" "$tmp/mode0444.raw" \
   || fail "0444: different plaintext"
-echo "ok: a 0444 image is served read-only and unchanged"
+[ "$(grep -c 'luks2.img is not writable (Permission denied): serving it read-only' \
+      "$tmp/mode-0444.log")" -eq 1 ] \
+  || fail "0444: the server did not say once why it serves read-only"
+grep -q 'serving it read-only' "$tmp/healthy.log" \
+  && fail "-r: a read-only notice although -r was asked for"
+echo "ok: a 0444 image is served read-only and unchanged, and it says so"
 echo PASS

@@ -1,0 +1,107 @@
+/* nbdkit -r as the plugin can know it at start-up.  nbdkit 1.32 tells a
+ * plugin that it is read-only only per connection (.open), too late to
+ * open the image read-only and to take a shared rather than an
+ * exclusive lock; so the server's own command line is read again with
+ * nbdkit's option table (server/options.h of nbdkit 1.32). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmdline.h"
+
+#define CMDLINE_MAX (1 << 20)        /* bytes of /proc/self/cmdline */
+
+static const char nbdkit_short_options[] = "46D:e:fg:i:nop:P:rst:u:U:vV";
+
+/* Only whether each long option takes an argument matters here. */
+#define NOARG(n) { n, no_argument, NULL, 0 }
+#define ARG(n)   { n, required_argument, NULL, 0 }
+static const struct option nbdkit_long_options[] = {
+  NOARG ("ipv4-only"), NOARG ("ipv6-only"), ARG ("debug"),
+  NOARG ("dump-config"), NOARG ("dump-plugin"), NOARG ("exit-with-parent"),
+  ARG ("export"), ARG ("export-name"), ARG ("exportname"), ARG ("filter"),
+  NOARG ("foreground"), NOARG ("no-fork"), ARG ("group"), NOARG ("help"),
+  ARG ("ip-addr"), ARG ("ipaddr"), ARG ("log"), NOARG ("long-options"),
+  ARG ("mask-handshake"), NOARG ("new-style"), NOARG ("newstyle"),
+  NOARG ("no-sr"), NOARG ("old-style"), NOARG ("oldstyle"),
+  ARG ("pid-file"), ARG ("pidfile"), ARG ("port"),
+  { "read-only", no_argument, NULL, 'r' },
+  { "readonly", no_argument, NULL, 'r' },
+  ARG ("run"), ARG ("selinux-label"), NOARG ("short-options"),
+  NOARG ("single"), NOARG ("stdin"), NOARG ("swap"), ARG ("threads"),
+  ARG ("tls"), ARG ("tls-certificates"), ARG ("tls-psk"),
+  NOARG ("tls-verify-peer"), ARG ("unix"), ARG ("user"), NOARG ("verbose"),
+  NOARG ("version"), NOARG ("vsock"),
+  { NULL, 0, NULL, 0 },
+};
+#undef NOARG
+#undef ARG
+
+/* Under a wrapper (the dynamic loader run by hand, valgrind) nbdkit's
+ * own arguments start after its program name. */
+static int
+first_nbdkit_arg (int argc, char **argv)
+{
+  int i;
+  const char *base;
+
+  for (i = 0; i < argc; i++) {
+    base = strrchr (argv[i], '/');
+    base = base ? base + 1 : argv[i];
+    if (strcmp (base, "nbdkit") == 0)
+      return i;
+  }
+  return 0;
+}
+
+bool
+cmdline_is_readonly (int argc, char **argv)
+{
+  int start = first_nbdkit_arg (argc, argv), n = argc - start, c;
+  char **copy = calloc (n + 1, sizeof *copy);
+  bool readonly = false;
+
+  if (copy == NULL || n <= 0) {
+    free (copy);
+    return false;
+  }
+  memcpy (copy, argv + start, n * sizeof *copy);
+  /* GNU getopt starts afresh with optind 0; nbdkit is done with it. */
+  opterr = 0;
+  optind = 0;
+  while ((c = getopt_long (n, copy, nbdkit_short_options,
+                           nbdkit_long_options, NULL)) != -1)
+    if (c == 'r')
+      readonly = true;
+  optind = 1;
+  free (copy);
+  return readonly;
+}
+
+int
+cmdline_proc_readonly (bool *readonly)
+{
+  char *buf = malloc (CMDLINE_MAX), **argv = NULL, *p;
+  FILE *fp = fopen ("/proc/self/cmdline", "re");
+  size_t len = 0;
+  int argc = 0, r = -1;
+
+  if (buf && fp && (len = fread (buf, 1, CMDLINE_MAX - 1, fp)) > 0) {
+    buf[len] = '\0';
+    for (p = buf; p < buf + len; p += strlen (p) + 1)
+      argc++;
+    if ((argv = calloc (argc + 1, sizeof *argv)) != NULL) {
+      argc = 0;
+      for (p = buf; p < buf + len; p += strlen (p) + 1)
+        argv[argc++] = p;
+      *readonly = cmdline_is_readonly (argc, argv);
+      r = 0;
+    }
+  }
+  if (fp)
+    fclose (fp);
+  free (argv);
+  free (buf);
+  return r;
+}

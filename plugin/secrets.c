@@ -1,0 +1,166 @@
+/* The parameters that carry secrets: passphrase=, table= and key=.
+ * Each takes nbdkit's password forms -- +FILE, -FD, - (ask on the
+ * terminal) -- which keep the secret out of argv (ps) and out of
+ * nbdkit's -v config log; a literal value is in both.  Whatever is
+ * read goes into locked memory at once. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "../crypto/secmem.h"
+#include "dmcrypt.h"
+
+enum { KEY_FILE_MAX = 8192 };    /* bytes of hex: 4 KiB keys at most */
+
+static bool
+is_password_form (const char *value)
+{
+  return value[0] == '+' || value[0] == '-';
+}
+
+/* nbdkit_read_password's text (a line, without its newline) into
+ * secmem; *SIZE gets its length. */
+static char *
+read_secret (const char *key, const char *value, size_t *size)
+{
+  char *text = NULL, *copy;
+
+  if (nbdkit_read_password (value, &text) == -1)
+    return NULL;
+  *size = strlen (text);
+  copy = secmem_dup (text, *size + 1);
+  explicit_bzero (text, *size);
+  free (text);
+  if (copy == NULL)
+    nbdkit_error ("%s: %m", key);
+  return copy;
+}
+
+int
+secret_passphrase (const char *value)
+{
+  if (params.passphrase) {
+    nbdkit_error ("passphrase given more than once");
+    return -1;
+  }
+  /* "passphrase=pw.txt" most likely meant the file: remembered for the
+   * error when no keyslot takes it. */
+  if (!is_password_form (value) && access (value, F_OK) == 0
+      && (params.passphrase_file_hint = strdup (value)) == NULL) {
+    nbdkit_error ("strdup: %m");
+    return -1;
+  }
+  params.passphrase = read_secret ("passphrase", value,
+                                   &params.passphrase_size);
+  return params.passphrase ? 0 : -1;
+}
+
+int
+secret_table (const char *value)
+{
+  size_t size;
+
+  if (params.table) {
+    nbdkit_error ("table given more than once");
+    return -1;
+  }
+  /* A table line starts with its start sector, never with + or -. */
+  if (is_password_form (value))
+    params.table = read_secret ("table", value, &size);
+  else
+    params.table = secmem_dup (value, strlen (value) + 1);
+  if (params.table == NULL && !is_password_form (value))
+    nbdkit_error ("table: %m");
+  return params.table ? 0 : -1;
+}
+
+/* key=+FILE: the hex key in a file, as dmsetup users keep it; white
+ * space around it is ignored.  Read whole (not one line) so that a key
+ * split over lines is refused rather than cut. */
+static int
+read_key_file (const char *path, char *hex, size_t hex_size)
+{
+  FILE *fp = fopen (path, "re");
+  size_t n;
+
+  if (fp == NULL) {
+    nbdkit_error ("key: %s: %m", path);
+    return -1;
+  }
+  n = fread (hex, 1, hex_size - 1, fp);
+  if (ferror (fp) || !feof (fp)) {
+    nbdkit_error ("key: %s: %s", path,
+                  ferror (fp) ? "read error" : "file too large");
+    fclose (fp);
+    return -1;
+  }
+  fclose (fp);
+  hex[n] = '\0';
+  while (n > 0 && isspace ((unsigned char) hex[n - 1]))
+    hex[--n] = '\0';
+  return 0;
+}
+
+/* key=+FILE, key=-FD, key=-: the hex digits in secmem of *SIZE bytes,
+ * without surrounding white space. */
+static char *
+read_key_text (const char *value, size_t *size)
+{
+  char *hex;
+  size_t n;
+
+  if (value[0] == '+') {
+    *size = KEY_FILE_MAX + 1;
+    if ((hex = secmem_alloc (*size)) == NULL) {
+      nbdkit_error ("key: %m");
+      return NULL;
+    }
+    if (read_key_file (value + 1, hex, *size) == -1) {
+      secmem_free (hex, *size);
+      return NULL;
+    }
+  }
+  else {
+    if ((hex = read_secret ("key", value, &n)) == NULL)
+      return NULL;
+    *size = n + 1;
+    while (n > 0 && isspace ((unsigned char) hex[n - 1]))
+      hex[--n] = '\0';
+  }
+  return hex;
+}
+
+int
+secret_key (const char *value)
+{
+  char *text = NULL;
+  const char *digits = value;
+  size_t text_size = 0;
+  int r = -1;
+
+  if (params.key) {
+    nbdkit_error ("key given more than once");
+    return -1;
+  }
+  if (is_password_form (value)) {
+    if ((text = read_key_text (value, &text_size)) == NULL)
+      return -1;
+    digits = text;
+    while (isspace ((unsigned char) *digits))
+      digits++;
+  }
+  if (hex_decode (digits, &params.key, &params.key_size) == -1)
+    nbdkit_error ("key: %s", errno == ENOMEM ? strerror (errno)
+                  : "not hex digits, two per key byte");
+  else
+    r = 0;
+  if (text)
+    secmem_free (text, text_size);
+  return r;
+}
