@@ -58,6 +58,11 @@ $(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(CORE_LIB)
 tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(CORE_LIB) $(STUBS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) $(LDLIBS_ALL)
 
+# nbdkit's command line as the plugin reads it, without nbdkit.
+tests/unit/test-cmdline: tests/unit/test-cmdline.c plugin/cmdline.c \
+    plugin/cmdline.h tests/unit/check.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< plugin/cmdline.c
+
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
 FUZZ_NAMES  = table cipher-spec params control-proto

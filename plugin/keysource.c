@@ -10,64 +10,56 @@
 #include "../luks/plain.h"
 #include "dmcrypt.h"
 
-static bool
-has_plain_geometry (void)
+/* A combination the parameters must not be in, and what to say. */
+struct rule
 {
-  return params.cipher || params.have_offset || params.have_iv_offset
-    || params.sector_size || params.hash || params.key_bits;
-}
+  bool broken;
+  const char *error;
+};
 
 static int
-check_plain_sources (void)
+first_broken (const struct rule *rules, size_t n)
 {
-  int sources = !!params.table + !!params.key + !!params.keyfile
-    + !!params.passphrase;
+  size_t i;
 
-  if (params.table && (sources > 1 || has_plain_geometry ())) {
-    nbdkit_error ("table= already holds cipher, key, offsets and sector "
-                  "size: give either table= or cipher= with a key");
-    return -1;
-  }
-  if (sources == 0) {
-    nbdkit_error ("type=plain needs a key: table=, key=, key-file= or "
-                  "passphrase=");
-    return -1;
-  }
-  if (sources > 1) {
-    nbdkit_error ("give one plain-mode key: key=, key-file= or "
-                  "passphrase=");
-    return -1;
-  }
-  if (params.key && !params.cipher) {
-    nbdkit_error ("key= needs cipher= (or a whole table=)");
-    return -1;
-  }
+  for (i = 0; i < n; i++)
+    if (rules[i].broken) {
+      nbdkit_error ("%s", rules[i].error);
+      return -1;
+    }
   return 0;
 }
 
 static int
 check_plain (void)
 {
-  if (params.header || params.key_slot >= 0) {
-    nbdkit_error ("key-slot and header are for LUKS, not type=plain");
+  int sources = !!params.table + !!params.key + !!params.keyfile
+    + !!params.passphrase;
+  bool geometry = params.cipher || params.have_offset
+    || params.have_iv_offset || params.sector_size || params.hash
+    || params.key_bits;
+  const struct rule rules[] = {
+    { params.header || params.key_slot >= 0,
+      "key-slot and header are for LUKS, not type=plain" },
+    { params.table && (sources > 1 || geometry),
+      "table= already holds cipher, key, offsets and sector size: give "
+      "either table= or cipher= with a key" },
+    { sources == 0,
+      "type=plain needs a key: table=, key=, key-file= or passphrase=" },
+    { sources > 1, "give one plain-mode key: key=, key-file= or "
+      "passphrase=" },
+    { params.key && !params.cipher, "key= needs cipher= (or a whole "
+      "table=)" },
+    { params.hash && !params.passphrase, "hash= is for passphrase=: a "
+      "plain key= or key-file= is never hashed" },
+    { params.keyfile_size, "keyfile-size: a plain key file is read for "
+      "exactly key-size bits (use key-size=)" },
+    { params.keyfile_offset && !params.keyfile,
+      "keyfile-offset needs key-file=" },
+  };
+
+  if (first_broken (rules, sizeof rules / sizeof rules[0]) == -1)
     return -1;
-  }
-  if (check_plain_sources () == -1)
-    return -1;
-  if (params.hash && !params.passphrase) {
-    nbdkit_error ("hash= is for passphrase=: a plain key= or key-file= "
-                  "is never hashed");
-    return -1;
-  }
-  if (params.keyfile_size) {
-    nbdkit_error ("keyfile-size: a plain key file is read for exactly "
-                  "key-size bits (use key-size=)");
-    return -1;
-  }
-  if (params.keyfile_offset && !params.keyfile) {
-    nbdkit_error ("keyfile-offset needs key-file=");
-    return -1;
-  }
   if (params.key && params.key_bits && params.key_bits != params.key_size * 8) {
     nbdkit_error ("key-size=%u but key= holds %zu bits", params.key_bits,
                   params.key_size * 8);
@@ -79,26 +71,21 @@ check_plain (void)
 static int
 check_luks (void)
 {
-  if (params.key && !params.type_given) {
-    nbdkit_error ("key= needs cipher= (or table=) for a plain mapping");
-    return -1;
-  }
-  if (params.table || params.key || params.have_offset
+  const struct rule rules[] = {
+    { params.key && !params.type_given,
+      "key= needs cipher= (or table=) for a plain mapping" },
+    { params.table || params.key || params.have_offset
       || params.have_iv_offset || params.sector_size || params.hash
-      || params.key_bits) {
-    nbdkit_error ("table, key, offset, iv-offset, sector-size, hash and "
-                  "key-size are for type=plain; a LUKS header holds them");
-    return -1;
-  }
-  if ((params.passphrase != NULL) == (params.keyfile != NULL)) {
-    nbdkit_error ("LUKS needs exactly one of passphrase= or keyfile=");
-    return -1;
-  }
-  if ((params.keyfile_offset || params.keyfile_size) && !params.keyfile) {
-    nbdkit_error ("keyfile-offset and keyfile-size need keyfile=");
-    return -1;
-  }
-  return 0;
+      || params.key_bits,
+      "table, key, offset, iv-offset, sector-size, hash and key-size are "
+      "for type=plain; a LUKS header holds them" },
+    { (params.passphrase != NULL) == (params.keyfile != NULL),
+      "LUKS needs exactly one of passphrase= or keyfile=" },
+    { (params.keyfile_offset || params.keyfile_size) && !params.keyfile,
+      "keyfile-offset and keyfile-size need keyfile=" },
+  };
+
+  return first_broken (rules, sizeof rules / sizeof rules[0]);
 }
 
 int

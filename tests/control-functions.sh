@@ -136,3 +136,19 @@ info_field ()
 {
   ctl info "$1" | sed -n "s/^$2 *//p"
 }
+
+# refused_rw_reload NAME 'ERRNO TEXT' REASON: "table --showkeys |
+# reload NAME" must fail with dmsetup's line for ERRNO TEXT and say
+# REASON, leaving a read-only live table and no inactive one.
+refused_rw_reload ()
+{
+  ctl table --showkeys "$1" > "$tmp/$1.table" || fail "$1: table --showkeys"
+  expect_fail "$1: read-write reload" ctl reload "$1" "$tmp/$1.table"
+  grep -qx "device-mapper: reload ioctl on $1  failed: $2" "$tmp/err" \
+    || fail "$1: read-write reload: not dmsetup's '$2' line"
+  grep -q -- "$3" "$tmp/err" || fail "$1: read-write reload: no '$3'"
+  [ "$(info_field "$1" 'Tables present:')" = LIVE ] \
+    || fail "$1: the refused reload left an inactive table"
+  [ "$(info_field "$1" 'State:')" = "ACTIVE (READ-ONLY)" ] \
+    || fail "$1: the refused reload changed the live table"
+}
