@@ -4,6 +4,8 @@
  * bad passphrase or table is an nbdkit start-up error. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,16 +93,48 @@ open_backend (void)
   return 0;
 }
 
-/* trace=: blkparse-style events of every backend IO. */
+/* A start-up notice in the shape of nbdkit's own stderr messages but
+ * without "error:": the server goes on.  Written before nbdkit forks,
+ * so it reaches the terminal that started the server. */
+static void __attribute__ ((format (printf, 1, 2)))
+notice (const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  flockfile (stderr);
+  fputs ("nbdkit: dmcrypt: note: ", stderr);
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+  funlockfile (stderr);
+  va_end (ap);
+}
+
+/* trace=: blkparse-style events of every backend IO, after a marker
+ * that names this run.  A file that already holds earlier runs is
+ * appended to, and the user is told: an analysis that mixed two runs'
+ * events would be wrong without a word. */
 static int
 open_trace (void)
 {
   struct backend *b = volume.backend;
+  char *image;
+  uint64_t earlier;
 
   if (params.trace == NULL)
     return 0;
-  b->trace = trace_open (params.trace, b->dev_major, b->dev_minor);
-  return b->trace ? 0 : -1;
+  image = realpath (params.file, NULL);
+  b->trace = trace_open (params.trace, b->dev_major, b->dev_minor,
+                         image ? image : params.file);
+  free (image);
+  if (b->trace == NULL)
+    return -1;
+  earlier = trace_existing_bytes (b->trace);
+  if (earlier > 0)
+    notice ("appending to trace %s, which holds %" PRIu64 " bytes of "
+            "earlier runs: this run starts at its dmcrypt-run marker "
+            "(pid %d)", params.trace, earlier, (int) getpid ());
+  return 0;
 }
 
 static int
