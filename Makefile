@@ -31,8 +31,10 @@ UNIT_SRCS  = $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 TOOL_SRCS  = $(sort $(wildcard tools/*.c))
 TOOL_BINS  = $(TOOL_SRCS:.c=)
-# dmcryptctl has more files than one: tools/ctl/*.c.
+# dmcryptctl and dmcrypt-trace have more files than one: tools/ctl/*.c,
+# tools/trace/*.c.
 CTL_OBJS   = $(patsubst %.c,%.o,$(sort $(wildcard tools/ctl/*.c)))
+TRACE_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard tools/trace/*.c)))
 
 PLUGINDIR := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
 MANDIR    ?= /usr/share/man
@@ -78,6 +80,10 @@ tools/%: tools/%.c $(CORE_LIB) $(STUBS)
 
 tools/dmcryptctl: tools/dmcryptctl.c $(CTL_OBJS) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CTL_OBJS) $(CORE_LIB) $(LDLIBS_ALL)
+
+$(TRACE_OBJS): tools/trace/trace.h
+tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) tools/trace/trace.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(TRACE_OBJS)
 
 man: plugin/nbdkit-dmcrypt-plugin.1 tools/dmcryptctl.1
 
@@ -162,5 +168,5 @@ install: $(PLUGIN)
 clean:
 	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
-	  $(CTL_OBJS) tools/dmcryptctl.1
+	  $(CTL_OBJS) $(TRACE_OBJS) tools/dmcryptctl.1
 	rm -rf fuzz/build

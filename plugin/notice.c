@@ -19,6 +19,6 @@ dmcrypt_notice (const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (line, sizeof line, fmt, ap);
   va_end (ap);
-  fprintf (stderr, "nbdkit: dmcrypt: %s\n", line);
+  fprintf (stderr, "nbdkit: dmcrypt: note: %s\n", line);
   nbdkit_debug ("%s", line);
 }

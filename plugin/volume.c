@@ -27,16 +27,32 @@ is_plain_type (void)
   return params.type == VT_PLAIN;
 }
 
-/* trace=: blkparse-style events of every backend IO. */
+/* trace=: blkparse-style events of every backend IO, after a marker
+ * that names this run.  A file that already holds earlier runs is
+ * appended to, and the user is told: an analysis that mixed two runs'
+ * events would be wrong without a word. */
 static int
 open_trace (void)
 {
   struct backend *b = volume.backend;
+  char *image;
+  uint64_t earlier;
 
   if (params.trace == NULL)
     return 0;
-  b->trace = trace_open (params.trace, b->dev_major, b->dev_minor);
-  return b->trace ? 0 : -1;
+  image = realpath (params.file, NULL);
+  b->trace = trace_open (params.trace, b->dev_major, b->dev_minor,
+                         image ? image : params.file);
+  free (image);
+  if (b->trace == NULL)
+    return -1;
+  earlier = trace_existing_bytes (b->trace);
+  if (earlier > 0)
+    dmcrypt_notice ("appending to trace %s, which holds %" PRIu64
+                    " bytes of earlier runs: this run starts at its "
+                    "dmcrypt-run marker (pid %d)", params.trace, earlier,
+                    (int) getpid ());
+  return 0;
 }
 
 static int

@@ -103,6 +103,14 @@ plugin_built_or_fail ()
   [ -f "$plugin" ] || fail "$plugin is not built: run make first"
 }
 
+# The trace analyser; a test that reads traces with it fails (not skips)
+# when it was not built.
+analyser="$topdir/tools/dmcrypt-trace"
+analyser_built_or_fail ()
+{
+  [ -x "$analyser" ] || fail "$analyser is not built: run make first"
+}
+
 # ---- Helpers of the compatibility tests (oracle, qemu, luks filter) ----
 
 # Seconds allowed to each server run or external tool of these tests.

@@ -11,8 +11,7 @@
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy timeout cmp
 plugin_built_or_fail
-analyser="$topdir/tools/dmcrypt-trace"
-[ -x "$analyser" ] || fail "$analyser is not built: run make first"
+analyser_built_or_fail
 scratch
 export tmp
 
@@ -42,8 +41,11 @@ check_trace_layout ()  # blkparse's header and tail on every line
   local bad
   local header='^ *[0-9]+,[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{9} +[0-9]+'
   local tail=' +[QDC] +[A-Z]+ ([0-9]+ \+ [0-9]+ )?\[[^]]*\]$'
-  bad=$(grep -Evc "$header$tail" "$1")
+  local marker=' +m +N dmcrypt-run start=[^ ]+ pid=[0-9]+ dev=[0-9,]+ file=.+$'
+  bad=$(grep -Evc "$header($tail|$marker)" "$1")
   [ "$bad" -eq 0 ] || fail "$bad trace lines are not in blkparse's layout"
+  [ "$(grep -c ' m   N dmcrypt-run ' "$1")" -eq 1 ] \
+    || fail "$1 does not hold exactly one run marker"
 }
 
 run_copy sorted
@@ -53,7 +55,7 @@ sorted=$("$analyser" --quiet "$tmp/trace.sorted")
 fifo=$("$analyser" --quiet "$tmp/trace.fifo")
 echo "sequential backend writes: sorted $sorted, fifo $fifo"
 "$analyser" "$tmp/trace.sorted"
-writes=$(grep -w D "$tmp/trace.sorted" | grep -cw W)
+writes=$(awk '$6 == "D" && $7 == "W"' "$tmp/trace.sorted" | wc -l)
 [ "$writes" -eq $(( size_mib * 8 )) ] \
   || fail "expected $(( size_mib * 8 )) 128 KiB backend writes, got $writes"
 awk -v s="$sorted" -v f="$fifo" 'BEGIN { exit !(s >= 0.99 && f < s) }' \

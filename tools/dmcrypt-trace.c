@@ -1,320 +1,133 @@
 /* dmcrypt-trace: reads a trace written with the plugin's trace=FILE (or
- * any blkparse text output) and tells how sequential the dispatches
- * were, how far the seeks went and how long chunks waited between being
- * queued (Q) and dispatched (D) and between dispatch and completion (C).
+ * any blkparse text output) and tells, for each run of the server, how
+ * sequential the dispatches were, how far the seeks went and how long
+ * chunks waited between being queued (Q) and dispatched (D) and between
+ * dispatch and completion (C).
  *
- *   dmcrypt-trace [--png FILE] [--quiet] TRACE
+ *   dmcrypt-trace [--run N|last] [--png FILE] [--quiet] TRACE
  *
- * --png draws sector over time and throughput over time, as seekwatcher
- * does, with gnuplot.  --quiet prints only the write sequential
- * fraction, as a number between 0 and 1, for scripts. */
+ * A trace file collects runs: each server start appends a dmcrypt-run
+ * marker and its own events, numbered and timed afresh, so runs are
+ * analysed apart, never mixed.  --png draws sector over time and
+ * throughput over time, as seekwatcher does, with gnuplot.  --quiet
+ * prints only the write sequential fraction, as a number between 0
+ * and 1, for scripts.  Both need one run: the file's only one, or the
+ * one --run chooses. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct event
+#include "trace/trace.h"
+
+#define ALL_RUNS 0
+#define LAST_RUN (-1L)
+
+struct run
 {
-  double time;                  /* seconds since the trace began */
-  char action;                  /* Q, D, C */
-  bool write;                   /* W in rwbs */
-  uint64_t sector, nsect;       /* 512-byte sectors */
+  char *marker;                 /* the marker's fields; NULL: none */
+  struct analysis *a;           /* NULL: not chosen */
 };
 
-struct vec
+struct runs
 {
-  double *v;
+  struct run *v;
   size_t n, cap;
+  long chosen;                  /* 1-based, ALL_RUNS or LAST_RUN */
+  bool chosen_by_user;          /* --run, not the default */
+  FILE *plot;                   /* the chosen run's dispatches */
 };
 
-static void
-vec_push (struct vec *x, double v)
+static bool
+is_chosen (const struct runs *rs, size_t index)
 {
-  if (x->n == x->cap) {
-    x->cap = x->cap ? 2 * x->cap : 1024;
-    x->v = realloc (x->v, x->cap * sizeof *x->v);
-    if (x->v == NULL) {
-      perror ("realloc");
+  return rs->chosen == ALL_RUNS || rs->chosen == LAST_RUN
+    || (size_t) rs->chosen == index + 1;
+}
+
+/* A new run from its marker's fields (NULL: events before any marker).
+ * With the last run chosen, the one before is let go. */
+static void
+start_run (struct runs *rs, const char *marker)
+{
+  struct run *r;
+  char *copy = marker ? strdup (marker) : NULL;
+
+  if (rs->n == rs->cap) {
+    rs->cap = rs->cap ? 2 * rs->cap : 16;
+    rs->v = realloc (rs->v, rs->cap * sizeof *rs->v);
+  }
+  if (rs->v == NULL || (marker && copy == NULL)) {
+    perror ("dmcrypt-trace: realloc");
+    exit (1);
+  }
+  if (rs->chosen == LAST_RUN && rs->n > 0) {
+    analysis_free (rs->v[rs->n - 1].a);
+    rs->v[rs->n - 1].a = NULL;
+    if (rs->plot && (fflush (rs->plot) == EOF
+                     || ftruncate (fileno (rs->plot), 0) == -1)) {
+      perror ("dmcrypt-trace: temporary file");
       exit (1);
     }
+    if (rs->plot)
+      rewind (rs->plot);
   }
-  x->v[x->n++] = v;
+  r = &rs->v[rs->n];
+  r->marker = copy;
+  r->a = is_chosen (rs, rs->n) ? analysis_new (rs->plot) : NULL;
+  rs->n++;
 }
 
 static int
-cmp_double (const void *a, const void *b)
+read_runs (struct trace_reader *rd, struct runs *rs)
 {
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
+  struct trace_event ev;
+  const char *marker;
+  enum line_kind kind;
 
-static double
-percentile (struct vec *x, double p)
-{
-  size_t i;
-
-  if (x->n == 0)
-    return NAN;
-  i = (size_t) (p / 100.0 * (x->n - 1) + 0.5);
-  return x->v[i];
-}
-
-/* Parses one line; false for lines that are not Q/D/C IO events (flushes
- * without sectors, blkparse's summary, other actions). */
-static bool
-parse_line (const char *line, struct event *ev)
-{
-  char act[8], rwbs[8];
-  unsigned long long sector, nsect;
-  double t;
-  int n;
-
-  n = sscanf (line, "%*u,%*u %*d %*u %lf %*d %7s %7s %llu + %llu",
-              &t, act, rwbs, &sector, &nsect);
-  if (n != 5 || act[1] != '\0' || strchr ("QDC", act[0]) == NULL
-      || nsect == 0)
-    return false;
-  if (strchr (rwbs, 'W') == NULL && strchr (rwbs, 'R') == NULL)
-    return false;               /* discards ("D") and the like */
-  ev->time = t;
-  ev->action = act[0];
-  ev->write = strchr (rwbs, 'W') != NULL;
-  ev->sector = sector;
-  ev->nsect = nsect;
-  return true;
-}
-
-/* Pending Q (or D) times, matched to the next D (or C) of the same IO
- * by a small open-addressed table keyed on (sector, nsect, write). */
-struct pending
-{
-  uint64_t sector, nsect;
-  bool write, used;
-  double time;
-};
-
-struct table
-{
-  struct pending *slot;
-  size_t size;                  /* power of two */
-  size_t used;
-};
-
-static size_t
-slot_of (const struct table *t, uint64_t sector, uint64_t nsect, bool w)
-{
-  uint64_t h = sector * 0x9e3779b97f4a7c15ULL ^ nsect * 31 ^ w;
-  return (h ^ (h >> 29)) & (t->size - 1);
-}
-
-static void table_put (struct table *t, const struct event *ev);
-
-static void
-table_grow (struct table *t)
-{
-  struct table old = *t;
-  size_t i;
-
-  t->size = old.size ? 2 * old.size : 4096;
-  t->used = 0;
-  t->slot = calloc (t->size, sizeof *t->slot);
-  if (t->slot == NULL) {
-    perror ("calloc");
-    exit (1);
-  }
-  for (i = 0; i < old.size; i++)
-    if (old.slot[i].used) {
-      struct event ev = { .time = old.slot[i].time,
-        .sector = old.slot[i].sector, .nsect = old.slot[i].nsect,
-        .write = old.slot[i].write };
-      table_put (t, &ev);
+  while ((kind = reader_next (rd, &ev, &marker)) != LINE_END)
+    switch (kind) {
+    case LINE_RUN:
+      start_run (rs, marker);
+      break;
+    case LINE_EVENT:
+      if (rs->n == 0)
+        start_run (rs, NULL);
+      if (rs->v[rs->n - 1].a)
+        analysis_add (rs->v[rs->n - 1].a, &ev);
+      break;
+    default:
+      return -1;
     }
-  free (old.slot);
+  return 0;
 }
 
-/* Keeps the earliest unmatched event per key: a repeat of the same IO
- * before the first was matched keeps the first time. */
 static void
-table_put (struct table *t, const struct event *ev)
+free_runs (struct runs *rs)
 {
   size_t i;
 
-  if (2 * (t->used + 1) > t->size)
-    table_grow (t);
-  for (i = slot_of (t, ev->sector, ev->nsect, ev->write);
-       t->slot[i].used; i = (i + 1) & (t->size - 1))
-    if (t->slot[i].sector == ev->sector && t->slot[i].nsect == ev->nsect
-        && t->slot[i].write == ev->write)
-      return;
-  t->slot[i] = (struct pending) { ev->sector, ev->nsect, ev->write, true,
-    ev->time };
-  t->used++;
-}
-
-/* Removes the match of EV and returns its time, or NAN. */
-static double
-table_take (struct table *t, const struct event *ev)
-{
-  size_t i, j, k;
-  double time;
-
-  if (t->size == 0)
-    return NAN;
-  for (i = slot_of (t, ev->sector, ev->nsect, ev->write);
-       t->slot[i].used; i = (i + 1) & (t->size - 1))
-    if (t->slot[i].sector == ev->sector && t->slot[i].nsect == ev->nsect
-        && t->slot[i].write == ev->write)
-      break;
-  if (!t->slot[i].used)
-    return NAN;
-  time = t->slot[i].time;
-  /* Backward-shift deletion keeps the probe chains whole. */
-  t->slot[i].used = false;
-  t->used--;
-  for (j = (i + 1) & (t->size - 1); t->slot[j].used;
-       j = (j + 1) & (t->size - 1)) {
-    k = slot_of (t, t->slot[j].sector, t->slot[j].nsect, t->slot[j].write);
-    if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
-      t->slot[i] = t->slot[j];
-      t->slot[j].used = false;
-      i = j;
-    }
+  for (i = 0; i < rs->n; i++) {
+    analysis_free (rs->v[i].a);
+    free (rs->v[i].marker);
   }
-  return time;
-}
-
-struct stream                   /* dispatches of one direction */
-{
-  uint64_t count, sequential, bytes;
-  uint64_t last_end;
-  bool any;
-  double first, last;           /* times of the first and last dispatch */
-  struct vec seeks;             /* distances, sectors */
-};
-
-struct analysis
-{
-  struct stream dir[2];         /* [0] reads, [1] writes */
-  struct table queued, issued;
-  struct vec q2d, d2c;          /* seconds */
-  double first, last;
-  FILE *plot;                   /* time sector write, per D */
-};
-
-static void
-on_dispatch (struct analysis *a, const struct event *ev)
-{
-  struct stream *s = &a->dir[ev->write];
-  double q;
-
-  s->count++;
-  s->bytes += ev->nsect * 512;
-  if (s->any && ev->sector == s->last_end)
-    s->sequential++;
-  else if (s->any)
-    vec_push (&s->seeks, ev->sector > s->last_end
-              ? ev->sector - s->last_end : s->last_end - ev->sector);
-  if (!s->any)
-    s->first = ev->time;
-  s->any = true;
-  s->last = ev->time;
-  s->last_end = ev->sector + ev->nsect;
-  q = table_take (&a->queued, ev);
-  if (!isnan (q))
-    vec_push (&a->q2d, ev->time - q);
-  table_put (&a->issued, ev);
-  if (a->plot)
-    fprintf (a->plot, "%.9f %" PRIu64 " %d %" PRIu64 "\n", ev->time,
-             ev->sector, ev->write, ev->nsect * 512);
+  free (rs->v);
 }
 
 static void
-analyse (FILE *fp, struct analysis *a)
+print_run (const struct runs *rs, size_t i)
 {
-  char line[512];
-  struct event ev;
-  double d;
-  bool first = true;
+  const struct run *r = &rs->v[i];
 
-  while (fgets (line, sizeof line, fp)) {
-    if (!parse_line (line, &ev))
-      continue;
-    if (first)
-      a->first = ev.time;
-    first = false;
-    a->last = ev.time;
-    switch (ev.action) {
-    case 'Q':
-      table_put (&a->queued, &ev);
-      break;
-    case 'D':
-      on_dispatch (a, &ev);
-      break;
-    case 'C':
-      d = table_take (&a->issued, &ev);
-      if (!isnan (d))
-        vec_push (&a->d2c, ev.time - d);
-      break;
-    }
-  }
-}
-
-static void
-analysis_free (struct analysis *a)
-{
-  free (a->dir[0].seeks.v);
-  free (a->dir[1].seeks.v);
-  free (a->q2d.v);
-  free (a->d2c.v);
-  free (a->queued.slot);
-  free (a->issued.slot);
-}
-
-static void
-print_latency (const char *what, struct vec *x)
-{
-  if (x->n == 0) {
-    printf ("%s: no matched events\n", what);
-    return;
-  }
-  qsort (x->v, x->n, sizeof *x->v, cmp_double);
-  printf ("%s latency: p50 %.1f us, p90 %.1f us, p99 %.1f us, "
-          "max %.1f us (%zu IOs)\n", what, percentile (x, 50) * 1e6,
-          percentile (x, 90) * 1e6, percentile (x, 99) * 1e6,
-          x->v[x->n - 1] * 1e6, x->n);
-}
-
-static void
-print_stream (const char *name, struct stream *s)
-{
-  double mean = 0, span = s->last - s->first;
-  size_t i;
-
-  if (s->count == 0)
-    return;
-  printf ("%s: %" PRIu64 " dispatches, %.1f MiB, %.2f%% sequential "
-          "(%" PRIu64 " started where the previous one ended)",
-          name, s->count, s->bytes / 1048576.0,
-          s->count > 1 ? 100.0 * s->sequential / (s->count - 1) : 100.0,
-          s->sequential);
-  if (span > 0)
-    printf (", %.1f MB/s", s->bytes / span / 1e6);
-  printf ("\n");
-  if (s->seeks.n == 0)
-    return;
-  qsort (s->seeks.v, s->seeks.n, sizeof *s->seeks.v, cmp_double);
-  for (i = 0; i < s->seeks.n; i++)
-    mean += s->seeks.v[i] / s->seeks.n;
-  printf ("%s seeks: %zu, distance mean %.1f KiB, median %.1f KiB, "
-          "max %.1f MiB\n", name, s->seeks.n, mean / 2,
-          percentile (&s->seeks, 50) / 2,
-          s->seeks.v[s->seeks.n - 1] / 2048);
+  if (r->marker)
+    printf ("run %zu of %zu: %s\n", i + 1, rs->n, r->marker);
+  else
+    printf ("run %zu of %zu: no dmcrypt-run marker (blkparse output or an "
+            "older trace)\n", i + 1, rs->n);
+  analysis_print (r->a);
 }
 
 /* Sector over time on top, throughput per time slice below. */
@@ -325,7 +138,7 @@ draw_png (const char *data, const char *png, double span)
   FILE *gp = popen ("gnuplot", "w");
 
   if (gp == NULL) {
-    perror ("gnuplot");
+    perror ("dmcrypt-trace: gnuplot");
     return -1;
   }
   fprintf (gp,
@@ -348,28 +161,143 @@ static void
 usage (int status)
 {
   fprintf (status ? stderr : stdout,
-           "usage: dmcrypt-trace [--png FILE] [--quiet] TRACE\n");
+           "usage: dmcrypt-trace [--run N|last] [--png FILE] [--quiet] "
+           "TRACE\n%s",
+           status ? "" :
+           "Analyses each run of a trace=FILE trace apart (a run: a server\n"
+           "start's dmcrypt-run marker and its events).\n"
+           "  --run N|last  only run N (from 1) or the last run\n"
+           "  --png FILE    also draw sector and MB/s over time (one run)\n"
+           "  --quiet       print only the write sequential fraction, 0 to\n"
+           "                1 (one run; exit 1 if it has no writes)\n"
+           "--png and --quiet on a trace of several runs need --run.\n"
+           "A trace holds blkparse event lines, blkparse messages (m N),\n"
+           "blank lines and blkparse's closing summary; anything else is\n"
+           "an error naming its line.  An empty trace or run is reported\n"
+           "as \"no events\" and is not an error.\n"
+           "Exit status: 0 analysed, 1 not a trace or nothing to report,\n"
+           "2 usage.\n");
   exit (status);
+}
+
+static long
+parse_run (const char *s)
+{
+  char *end;
+  long n;
+
+  if (strcmp (s, "last") == 0)
+    return LAST_RUN;
+  errno = 0;
+  n = strtol (s, &end, 10);
+  if (errno || end == s || *end || n < 1) {
+    fprintf (stderr, "dmcrypt-trace: --run: '%s' is not a run number "
+             "(1, 2, ...) or 'last'\n", s);
+    exit (2);
+  }
+  return n;
+}
+
+/* The one run --quiet and --png work on, or -1 after a message. */
+static long
+single_run (const struct runs *rs, const char *name)
+{
+  size_t i;
+
+  if (rs->n > 1 && !rs->chosen_by_user) {
+    fprintf (stderr, "dmcrypt-trace: %s: %zu runs in this trace: choose "
+             "one with --run N (1 to %zu) or --run last\n", name, rs->n,
+             rs->n);
+    return -1;
+  }
+  for (i = 0; i < rs->n; i++)
+    if (rs->v[i].a)
+      return i;
+  fprintf (stderr, "dmcrypt-trace: %s: no runs, no events (an empty "
+           "trace)\n", name);
+  return -1;
+}
+
+static int
+quiet_fraction (const struct runs *rs, size_t i, const char *name)
+{
+  double f = analysis_write_fraction (rs->v[i].a);
+
+  if (f < 0) {
+    fprintf (stderr, "dmcrypt-trace: %s: run %zu has no write dispatches: "
+             "no sequential fraction\n", name, i + 1);
+    return 1;
+  }
+  printf ("%.4f\n", f);
+  return 0;
+}
+
+static int
+png_of_run (struct runs *rs, size_t i, const char *name, const char *data,
+            const char *png)
+{
+  if (analysis_dispatches (rs->v[i].a) == 0) {
+    fprintf (stderr, "dmcrypt-trace: %s: run %zu has no read or write "
+             "dispatches to draw\n", name, i + 1);
+    return 1;
+  }
+  if (fflush (rs->plot) == EOF || draw_png (data, png, analysis_span
+                                            (rs->v[i].a)) == -1) {
+    fprintf (stderr, "dmcrypt-trace: %s: gnuplot failed\n", png);
+    return 1;
+  }
+  return 0;
+}
+
+static int
+report (struct runs *rs, const char *name, bool quiet, const char *png,
+        const char *data)
+{
+  long one = -1;
+  size_t i;
+
+  if (rs->chosen > 0 && (size_t) rs->chosen > rs->n) {
+    fprintf (stderr, "dmcrypt-trace: %s: no run %ld: the trace holds %zu\n",
+             name, rs->chosen, rs->n);
+    return 1;
+  }
+  if ((quiet || png) && (one = single_run (rs, name)) < 0)
+    return 1;
+  if (png && png_of_run (rs, one, name, data, png))
+    return 1;
+  if (quiet)
+    return quiet_fraction (rs, one, name);
+  if (rs->n == 0)
+    printf ("%s: no runs, no events (an empty trace)\n", name);
+  for (i = 0; i < rs->n; i++)
+    if (rs->v[i].a)
+      print_run (rs, i);
+  return 0;
 }
 
 int
 main (int argc, char *argv[])
 {
   static const struct option opts[] = {
+    { "run", required_argument, NULL, 'r' },
     { "png", required_argument, NULL, 'p' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct analysis a = { 0 };
+  static struct trace_reader rd;
+  struct runs rs = { .chosen = ALL_RUNS };
   const char *png = NULL;
   char data[] = "/tmp/dmcrypt-trace.XXXXXX";
   bool quiet = false;
-  FILE *fp;
-  int c, fd = -1;
+  int c, fd, status;
 
-  while ((c = getopt_long (argc, argv, "p:qh", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "r:p:qh", opts, NULL)) != -1)
     switch (c) {
+    case 'r':
+      rs.chosen = parse_run (optarg);
+      rs.chosen_by_user = true;
+      break;
     case 'p': png = optarg; break;
     case 'q': quiet = true; break;
     case 'h': usage (0); break;
@@ -377,42 +305,23 @@ main (int argc, char *argv[])
     }
   if (optind != argc - 1)
     usage (2);
-  fp = strcmp (argv[optind], "-") == 0 ? stdin : fopen (argv[optind], "r");
-  if (fp == NULL) {
-    fprintf (stderr, "dmcrypt-trace: %s: %s\n", argv[optind],
-             strerror (errno));
+  /* One run is wanted: until the file says which, follow the last. */
+  if ((png || quiet) && !rs.chosen_by_user)
+    rs.chosen = LAST_RUN;
+  if (reader_open (&rd, argv[optind]) == -1)
+    return 1;
+  if (png && ((fd = mkstemp (data)) == -1
+              || (rs.plot = fdopen (fd, "w")) == NULL)) {
+    perror ("dmcrypt-trace: temporary file");
     return 1;
   }
-  if (png) {
-    if ((fd = mkstemp (data)) == -1 || (a.plot = fdopen (fd, "w")) == NULL) {
-      perror ("dmcrypt-trace: temporary file");
-      return 1;
-    }
-  }
-  analyse (fp, &a);
-  if (quiet) {
-    struct stream *w = &a.dir[1];
-    printf ("%.4f\n", w->count > 1 ? (double) w->sequential
-            / (w->count - 1) : 1.0);
-  }
-  else {
-    print_stream ("writes", &a.dir[1]);
-    print_stream ("reads", &a.dir[0]);
-    print_latency ("queue to dispatch (Q2D)", &a.q2d);
-    print_latency ("dispatch to completion (D2C)", &a.d2c);
-  }
-  if (png) {
-    fclose (a.plot);
-    c = draw_png (data, png, a.last - a.first);
+  status = read_runs (&rd, &rs) == -1 ? 1
+    : report (&rs, argv[optind], quiet, png, data);
+  reader_close (&rd);
+  if (rs.plot) {
+    fclose (rs.plot);
     unlink (data);
-    if (c == -1) {
-      fprintf (stderr, "dmcrypt-trace: gnuplot failed\n");
-      analysis_free (&a);
-      return 1;
-    }
   }
-  analysis_free (&a);
-  if (fp != stdin)
-    fclose (fp);
-  return 0;
+  free_runs (&rs);
+  return status;
 }

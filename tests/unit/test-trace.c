@@ -1,11 +1,14 @@
 /* The trace file: every line must be exactly what blkparse's default
  * format prints for the same fields (re-printed here with blkparse's
- * own header format and checked byte for byte), events come in
- * sequence order with non-decreasing times, and the backend's hook
- * writes D and C around each call. */
+ * own header and message formats and checked byte for byte), each run
+ * starts with its marker and numbers its events from 1 with
+ * non-decreasing times, a second open appends a second run, a cut last
+ * line never swallows the marker, the file only ever holds whole lines,
+ * and the backend's hook writes D and C around each call. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../backend/backend.h"
@@ -35,6 +38,29 @@ check_layout (const char *line, unsigned long expect_seq, double *last)
   *last = sec + nsec / 1e9;
 }
 
+/* A run marker, as blkparse prints a message (its handle_notify): the
+ * header with sequence "0", pid 0, "m", "N", then the text. */
+static void
+check_marker (const char *line, const char *image_escaped)
+{
+  char msg[4096], expect[4200], when[32];
+  int cpu, n = 0;
+
+  REQUIRE (sscanf (line, "%*u,%*u %d %*s %*s %*s %*s %*s %n", &cpu, &n) == 1
+           && n > 0, "unparsable marker: %s", line);
+  REQUIRE (sscanf (line + n, "dmcrypt-run start=%31s", when) == 1,
+           "not a run marker: %s", line);
+  /* 2026-12-01T10:00:00.123456Z */
+  REQUIRE (strlen (when) == 27 && when[10] == 'T' && when[19] == '.'
+           && when[26] == 'Z', "start= is not UTC ISO 8601: %s", when);
+  snprintf (msg, sizeof msg, "dmcrypt-run start=%s pid=%d dev=8,0 file=%s",
+            when, (int) getpid (), image_escaped);
+  snprintf (expect, sizeof expect, "%3d,%-3d %2d %8s %5d.%09lu %5u %2s %3s "
+            "%s\n", 8, 0, cpu, "0", 0, 0ul, 0u, "m", "N", msg);
+  REQUIRE (strcmp (line, expect) == 0, "marker differs:\n%s%s", line,
+           expect);
+}
+
 static int
 fake_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
 {
@@ -49,28 +75,24 @@ fake_sync (struct backend *b)
   return 0;
 }
 
-int
-main (void)
+static const char *const tails[] = {
+  "2048 + 8 [test-trace]\n", "0 + 1 [0]\n", "7 + 8 [-5]\n",
+  "[test-trace]\n", "0 + 256 [test-trace]\n", "0 + 256 [0]\n",
+  "[test-trace]\n", "0 [0]\n",
+};
+#define NTAILS (sizeof tails / sizeof tails[0])
+
+/* One run: the marker, then events whose tails are TAILS. */
+static void
+write_run (const char *path, const char *image)
 {
   static const struct backend_ops ops = {
     .name = "fake", .pread = fake_pread, .sync = fake_sync,
   };
-  static const char *const tails[] = {
-    "2048 + 8 [test-trace]\n", "0 + 1 [0]\n", "7 + 8 [-5]\n",
-    "[test-trace]\n", "0 + 256 [test-trace]\n", "0 + 256 [0]\n",
-    "[test-trace]\n", "0 [0]\n",
-  };
-  char path[] = "/tmp/dmcrypt-trace-test.XXXXXX", line[256];
   struct backend b = { .ops = &ops, .dev_major = 254, .dev_minor = 3 };
-  unsigned long n = 0;
-  double last = 0;
   char buf[131072];
-  FILE *fp;
-  int fd = mkstemp (path);
 
-  REQUIRE (fd >= 0, "mkstemp");
-  close (fd);
-  b.trace = trace_open (path, 8, 0);
+  b.trace = trace_open (path, 8, 0, image);
   REQUIRE (b.trace, "trace_open");
   trace_event (b.trace, 'Q', "W", 2048, 8, 0);
   trace_event (b.trace, 'C', "R", 0, 1, 0);
@@ -79,21 +101,109 @@ main (void)
   REQUIRE (backend_pread (&b, buf, sizeof buf, 0) == 0, "pread");
   REQUIRE (backend_sync (&b) == 0, "sync");
   trace_close (b.trace);
+}
+
+/* Checks one run read from FP: its marker, then its events. */
+static void
+check_run (FILE *fp, const char *image_escaped)
+{
+  char line[4096];
+  double last = 0;
+  unsigned long n;
+
+  REQUIRE (fgets (line, sizeof line, fp), "no marker");
+  check_marker (line, image_escaped);
+  for (n = 0; n < NTAILS; n++) {
+    REQUIRE (fgets (line, sizeof line, fp), "only %lu events", n);
+    check_layout (line, n + 1, &last);
+    REQUIRE (strlen (line) > strlen (tails[n])
+             && strcmp (line + strlen (line) - strlen (tails[n]),
+                        tails[n]) == 0, "event %lu ends wrongly: %s", n + 1,
+             line);
+  }
+}
+
+static off_t
+size_of (const char *path)
+{
+  struct stat st;
+
+  REQUIRE (stat (path, &st) == 0, "stat %s", path);
+  return st.st_size;
+}
+
+/* Two runs appended, the second after a cut line of an older writer. */
+static void
+test_runs (const char *path)
+{
+  static const char cut[] = "  8,0    1        9     0.0000";
+  struct trace *t;
+  char line[4096];
+  off_t first_run;
+  FILE *fp;
+
+  write_run (path, "/srv/disk one.img");
+  first_run = size_of (path);
+  fp = fopen (path, "a");
+  REQUIRE (fp && fputs (cut, fp) >= 0 && fclose (fp) == 0, "append cut");
+  t = trace_open (path, 8, 0, "x");
+  REQUIRE (t, "trace_open over a trace");
+  CHECK (trace_existing_bytes (t) == (uint64_t) first_run + strlen (cut));
+  trace_close (t);
+  write_run (path, "/srv/odd\nname\\.img");
 
   fp = fopen (path, "r");
   REQUIRE (fp, "fopen");
-  while (fgets (line, sizeof line, fp)) {
-    check_layout (line, n + 1, &last);
-    REQUIRE (n < sizeof tails / sizeof tails[0], "too many lines");
-    REQUIRE (strlen (line) > strlen (tails[n])
-           && strcmp (line + strlen (line) - strlen (tails[n]),
-                      tails[n]) == 0, "line %lu ends wrongly: %s", n + 1,
-           line);
-    n++;
-  }
+  check_run (fp, "/srv/disk one.img");
+  REQUIRE (fgets (line, sizeof line, fp), "no cut line");
+  CHECK (strncmp (line, cut, strlen (cut)) == 0
+         && strcmp (line + strlen (cut), "\n") == 0);
+  REQUIRE (fgets (line, sizeof line, fp), "no empty run");
+  check_marker (line, "x");
+  check_run (fp, "/srv/odd\\012name\\134.img");
+  CHECK (fgets (line, sizeof line, fp) == NULL);
   fclose (fp);
+  printf ("ok: three runs appended, each after its marker\n");
+}
+
+/* More events than the buffer holds, the file looked at before the
+ * close: it must end with a whole line. */
+static void
+test_whole_lines (const char *path)
+{
+  struct trace *t = trace_open (path, 8, 0, "/img");
+  char last;
+  off_t size;
+  FILE *fp;
+  int i;
+
+  REQUIRE (t, "trace_open");
+  CHECK (trace_existing_bytes (t) == 0);
+  for (i = 0; i < 40000; i++)
+    trace_event (t, 'D', "W", 8 * (uint64_t) i, 8, 0);
+  size = size_of (path);
+  CHECK (size > (1 << 20));
+  fp = fopen (path, "r");
+  REQUIRE (fp && fseeko (fp, size - 1, SEEK_SET) == 0
+           && fread (&last, 1, 1, fp) == 1, "read the last byte");
+  fclose (fp);
+  CHECK (last == '\n');
+  trace_close (t);
+  printf ("ok: %lld bytes written before the close, whole lines\n",
+          (long long) size);
+}
+
+int
+main (void)
+{
+  char path[] = "/tmp/dmcrypt-trace-test.XXXXXX";
+  int fd = mkstemp (path);
+
+  REQUIRE (fd >= 0, "mkstemp");
+  close (fd);
+  test_runs (path);
   unlink (path);
-  REQUIRE (n == sizeof tails / sizeof tails[0], "%lu lines", n);
-  printf ("ok: %lu lines in blkparse's layout\n", n);
-  return 0;
+  test_whole_lines (path);
+  unlink (path);
+  return failures != 0;
 }
