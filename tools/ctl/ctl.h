@@ -27,6 +27,8 @@ struct ctl_options
   const char *workers;                 /* reload --workers */
   bool noflush, nolockfs;              /* suspend */
   const char *dir;                     /* --dir: the socket directory */
+  const char *control;                 /* --control, DMCRYPT_CONTROL: one
+                                          volume's socket, holding a '/' */
 };
 extern struct ctl_options opts;
 
@@ -51,8 +53,8 @@ int probe (const char *name, struct ctl_message *rep);
 /* Prints "device-mapper: OP ioctl on NAME  failed: <strerror ERRNUM>". */
 void ioctl_failed (const char *op, const char *name, int errnum);
 
-/* list.c: the names of the registry's volumes, sorted; a
- * NULL-terminated array to free with free_names.
+/* list.c: the names of the registry's volumes, sorted (or --control's
+ * socket alone); a NULL-terminated array to free with free_names.
  * Stale entries are removed from the registry on the way, but may be
  * listed: probe tells. */
 char **list_names (void);

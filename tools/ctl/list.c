@@ -1,5 +1,8 @@
-/* The running volumes: the entries of the registry (or of --dir). */
+/* The running volumes: the entries of the registry (or of --dir), or
+ * the one volume of --control. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../../control/registry.h"
 #include "ctl.h"
@@ -24,8 +27,16 @@ sweep (const char *dir)
 char **
 list_names (void)
 {
-  char dir[CTL_PATH_MAX];
+  char dir[CTL_PATH_MAX], **names;
 
+  if (opts.control) {
+    if ((names = calloc (2, sizeof *names)) != NULL
+        && (names[0] = strdup (opts.control)) == NULL) {
+      free (names);
+      return NULL;
+    }
+    return names;
+  }
   if (socket_dir (dir, sizeof dir) == -1)
     return NULL;
   if (opts.dir == NULL)
