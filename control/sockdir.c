@@ -11,24 +11,54 @@
 
 #include "sockdir.h"
 
+/* DMCRYPT_RUNTIME_DIR counts when it names something of ours (not a
+ * directory: the server says so), or nothing yet (the server makes
+ * it): one inherited from another user (su, sudo -E) is not ours, as
+ * for XDG_RUNTIME_DIR. */
+static bool
+runtime_env_usable (const char *env)
+{
+  struct stat st;
+
+  if (env == NULL || env[0] != '/' || strlen (env) >= CTL_PATH_MAX - 16)
+    return false;
+  if (stat (env, &st) == -1)
+    return errno == ENOENT;
+  return st.st_uid == geteuid ();
+}
+
+int
+ctl_registry_candidates (char dirs[][CTL_PATH_MAX], int max)
+{
+  const char *env = getenv (CTL_RUNTIME_ENV);
+  uid_t uid = geteuid ();
+  int n = 0;
+
+  if (n < max && runtime_env_usable (env)) {
+    snprintf (dirs[n++], CTL_PATH_MAX, "%s", env);
+    return n;
+  }
+  if (n < max && uid == 0)
+    snprintf (dirs[n++], CTL_PATH_MAX, "/run/dmcrypt");
+  if (n < max)
+    snprintf (dirs[n++], CTL_PATH_MAX, "/tmp/dmcrypt-%u", (unsigned) uid);
+  return n;
+}
+
 int
 ctl_dir_candidates (char dirs[][CTL_PATH_MAX], int max)
 {
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  uid_t uid = geteuid ();
   struct stat st;
   int n = 0;
 
   /* An XDG_RUNTIME_DIR inherited from another user (su, sudo) is not
    * ours: skip it rather than fail in it. */
   if (n < max && xdg && xdg[0] == '/' && strlen (xdg) < CTL_PATH_MAX - 16
-      && stat (xdg, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == uid)
+      && stat (xdg, &st) == 0 && S_ISDIR (st.st_mode)
+      && st.st_uid == geteuid ())
     snprintf (dirs[n++], CTL_PATH_MAX, "%s/dmcrypt", xdg);
-  if (n < max && uid == 0)
-    snprintf (dirs[n++], CTL_PATH_MAX, "/run/dmcrypt");
-  if (n < max)
-    snprintf (dirs[n++], CTL_PATH_MAX, "/tmp/dmcrypt-%u", (unsigned) uid);
-  return n;
+  return n + ctl_registry_candidates (dirs + n, max - n);
 }
 
 static int
@@ -82,11 +112,11 @@ ctl_dir_check (const char *dir, char *why, size_t why_size)
   return 0;
 }
 
-int
-ctl_server_dir (char *dir, size_t size, char *why, size_t why_size)
+static int
+first_prepared (char dirs[][CTL_PATH_MAX], int n, char *dir, size_t size,
+                char *why, size_t why_size)
 {
-  char dirs[3][CTL_PATH_MAX];
-  int n = ctl_dir_candidates (dirs, 3), i;
+  int i;
 
   for (i = 0; i < n; i++)
     if (ctl_dir_prepare (dirs[i], why, why_size) == 0) {
@@ -97,10 +127,28 @@ ctl_server_dir (char *dir, size_t size, char *why, size_t why_size)
 }
 
 int
-ctl_client_dir (char *dir, size_t size)
+ctl_server_dir (char *dir, size_t size, char *why, size_t why_size)
 {
-  char dirs[3][CTL_PATH_MAX], why[256];
-  int n = ctl_dir_candidates (dirs, 3), i;
+  char dirs[CTL_MAX_CANDIDATES][CTL_PATH_MAX];
+  int n = ctl_dir_candidates (dirs, CTL_MAX_CANDIDATES);
+
+  return first_prepared (dirs, n, dir, size, why, why_size);
+}
+
+int
+ctl_registry_server_dir (char *dir, size_t size, char *why, size_t why_size)
+{
+  char dirs[CTL_MAX_CANDIDATES][CTL_PATH_MAX];
+  int n = ctl_registry_candidates (dirs, CTL_MAX_CANDIDATES);
+
+  return first_prepared (dirs, n, dir, size, why, why_size);
+}
+
+int
+ctl_registry_client_dir (char *dir, size_t size)
+{
+  char dirs[CTL_MAX_CANDIDATES][CTL_PATH_MAX], why[256];
+  int n = ctl_registry_candidates (dirs, CTL_MAX_CANDIDATES), i;
 
   for (i = 0; i < n; i++)
     if (ctl_dir_check (dirs[i], why, sizeof why) == 0) {

@@ -1,12 +1,17 @@
 /* Where control sockets live and who may talk through them.
  *
- * Every running dmcrypt instance listens on DIR/NAME.sock, DIR being
- * the first usable of:
+ * Every running dmcrypt instance listens on control=PATH, or by default
+ * on DIR/NAME.sock, DIR being the first usable of:
  *   $XDG_RUNTIME_DIR/dmcrypt   when XDG_RUNTIME_DIR is our own directory
- *   /run/dmcrypt               for root
+ *   the registry directory     see below
+ * and has an entry in the user's registry directory (registry.h), the
+ * first usable of:
+ *   $DMCRYPT_RUNTIME_DIR       when set to an absolute path that is
+ *                              ours or does not exist yet
+ *   /run/dmcrypt               otherwise for root
  *   /tmp/dmcrypt-UID           otherwise
- * The directory has mode 0700 and belongs to the user; the socket has
- * mode 0600.  Both ends check the other's uid with SO_PEERCRED: only the
+ * Directories have mode 0700 and belong to the user; sockets have mode
+ * 0600.  Both ends check the other's uid with SO_PEERCRED: only the
  * same user, or root, is served or trusted (tables with keys travel
  * over these sockets). */
 #ifndef DMCRYPT_CONTROL_SOCKDIR_H
@@ -18,10 +23,13 @@
 #define CTL_SOCKET_SUFFIX ".sock"
 #define CTL_MAX_NAME 127            /* bytes, as device-mapper's names */
 #define CTL_PATH_MAX 4096           /* bytes of a directory path */
+#define CTL_MAX_CANDIDATES 3
+#define CTL_RUNTIME_ENV "DMCRYPT_RUNTIME_DIR"
 
-/* The candidate directories above, in order; returns how many were
- * written (up to MAX). */
+/* The candidate socket directories above, in order, or the registry's
+ * alone; return how many were written (up to MAX). */
 int ctl_dir_candidates (char dirs[][CTL_PATH_MAX], int max);
+int ctl_registry_candidates (char dirs[][CTL_PATH_MAX], int max);
 
 /* Server side: makes DIR (mode 0700) if it is missing and checks it.
  * Returns 0, or -1 with errno and a one-line reason in WHY. */
@@ -31,11 +39,15 @@ int ctl_dir_prepare (const char *dir, char *why, size_t why_size);
  * that nobody else may write to.  Returns 0, or -1 as above. */
 int ctl_dir_check (const char *dir, char *why, size_t why_size);
 
-/* The server's directory: the first candidate ctl_dir_prepare accepts.
- * The client's: the first candidate that exists and passes
- * ctl_dir_check (or the first candidate when none exists yet). */
+/* The server's socket directory and registry directory: the first
+ * candidate ctl_dir_prepare accepts.  Return 0, or -1 with the last
+ * candidate's reason in WHY. */
 int ctl_server_dir (char *dir, size_t size, char *why, size_t why_size);
-int ctl_client_dir (char *dir, size_t size);
+int ctl_registry_server_dir (char *dir, size_t size, char *why,
+                             size_t why_size);
+/* The client's registry directory: the first candidate that exists and
+ * passes ctl_dir_check (or the first candidate when none exists yet). */
+int ctl_registry_client_dir (char *dir, size_t size);
 
 /* A volume name: 1..CTL_MAX_NAME printable ASCII characters, no '/',
  * no whitespace, not starting with '.'. */

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -15,6 +16,31 @@
 #include "live.h"
 
 #define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
+
+/* What ctl_find_image_holder (control/holder.h) compares: another
+ * instance finding the image locked asks who holds it. */
+static struct
+{
+  bool known;
+  struct stat st;
+} image;
+
+void
+ctlcmd_init (void)
+{
+  image.known = stat (params.file, &image.st) == 0;
+}
+
+static void
+add_image_identity (struct ctl_message *rep)
+{
+  if (!image.known)
+    return;
+  ctl_addf (rep, "image_dev", "%" PRIu64, (uint64_t) image.st.st_dev);
+  ctl_addf (rep, "image_ino", "%" PRIu64, (uint64_t) image.st.st_ino);
+  ctl_addf (rep, "image_rdev", "%" PRIu64, S_ISBLK (image.st.st_mode)
+            ? (uint64_t) image.st.st_rdev : (uint64_t) 0);
+}
 
 static const char *
 volume_type (void)
@@ -70,6 +96,7 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   ctl_addf (rep, "key_valid", "%d", s.key_valid);
   ctl_addf (rep, "inflight", "%u", s.inflight);
   ctl_addf (rep, "pid", "%ld", (long) getpid ());
+  add_image_identity (rep);
   return 0;
 }
 

@@ -1,6 +1,8 @@
 # Helpers of the control tests (tests/test-control-*.sh), sourced after
-# functions.sh.  Each test gets its own socket directory through
-# XDG_RUNTIME_DIR, so it sees only the volumes it started.
+# functions.sh.  Each test gets its own registry (DMCRYPT_RUNTIME_DIR,
+# set by scratch) and its own default socket directory (through
+# XDG_RUNTIME_DIR), so it sees only the volumes it started: $registry
+# holds an entry per volume, a symlink to its socket in $sockdir.
 
 ctl_bin="$topdir/tools/dmcryptctl"
 [ -x "$ctl_bin" ] || fail "$ctl_bin is not built: run make first"
@@ -10,6 +12,7 @@ scratch
 export XDG_RUNTIME_DIR="$tmp/run"
 mkdir -m 0700 "$XDG_RUNTIME_DIR"
 sockdir="$XDG_RUNTIME_DIR/dmcrypt"
+registry="$DMCRYPT_RUNTIME_DIR"
 
 # dmcryptctl, bounded.
 ctl () { timeout 60 "$ctl_bin" "$@"; }

@@ -29,11 +29,18 @@ requires_cmd () { local c; for c in "$@"; do command -v "$c" >/dev/null || skip 
 requires_root () { [ "$(id -u)" -eq 0 ] || skip "needs root: $*"; }
 requires_shared () { [ -e "$shared/$1" ] || skip "../shared/$1 is absent"; }
 
-# A scratch directory removed at exit.
+# A scratch directory removed at exit.  It also holds the test's own
+# registry of running volumes (DMCRYPT_RUNTIME_DIR, control/sockdir.h),
+# so that every server a test starts, control socket and name, stays
+# apart from other tests and from the user's own volumes.  Made here, so
+# that a server the test runs as another user ignores it (not its own)
+# instead of taking it.
 scratch ()
 {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-test.XXXXXX")
   cleanup_fn "rm -rf '$tmp'"
+  export DMCRYPT_RUNTIME_DIR="$tmp/registry"
+  mkdir -m 0700 "$DMCRYPT_RUNTIME_DIR"
 }
 
 # Fast LUKS formatting: cryptsetup's KDF benchmark is skipped.

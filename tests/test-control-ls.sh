@@ -68,4 +68,5 @@ echo "ok: names: stale ones reused, live ones refused, defaults moved"
 for v in alpha beta gamma disk-one; do stop_volume $v; done
 [ "$(ctl ls)" = "No devices found" ] || fail "ls after all stopped"
 [ -z "$(ls "$sockdir")" ] || fail "sockets left behind: $(ls "$sockdir")"
-echo "ok: stopped instances remove their sockets"
+[ -z "$(ls "$registry")" ] || fail "entries left behind: $(ls "$registry")"
+echo "ok: stopped instances remove their sockets and registry entries"

@@ -14,13 +14,19 @@
 
 #define VERSION "0.1"
 #define MAX_MESSAGE_TEXT 4096       /* bytes of a "message" */
+#define CONTROL_ENV "DMCRYPT_CONTROL"
 
 struct ctl_options opts;
+
+/* What a command says of volumes on its command line: --control
+ * stands for the NAME. */
+enum names { NO_NAME, ONE_NAME, ANY_NAMES };
 
 struct command
 {
   const char *name;
   int min_args, max_args;           /* after the command; -1: any */
+  enum names names;
   int (*run) (int argc, char **argv);
   const char *usage;
 };
@@ -328,20 +334,21 @@ cmd_version (int argc, char **argv)
 }
 
 static const struct command commands[] = {
-  { "ls", 0, 0, cmd_ls, "" },
-  { "info", 0, -1, cmd_info,
+  { "ls", 0, 0, NO_NAME, cmd_ls, "" },
+  { "info", 0, -1, ANY_NAMES, cmd_info,
     "[-c [--noheadings] [-o FIELDS] [--separator SEP]] [NAME...]" },
-  { "table", 0, -1, cmd_table, "[--showkeys] [--inactive] [NAME...]" },
-  { "status", 0, -1, cmd_status, "[--stats] [NAME...]" },
-  { "reload", 1, 2, cmd_reload, "NAME [TABLE_FILE | - | 'TABLE'] "
+  { "table", 0, -1, ANY_NAMES, cmd_table,
+    "[--showkeys] [--inactive] [NAME...]" },
+  { "status", 0, -1, ANY_NAMES, cmd_status, "[--stats] [NAME...]" },
+  { "reload", 1, 2, ONE_NAME, cmd_reload, "NAME [TABLE_FILE | - | 'TABLE'] "
     "[--table TABLE] [--readonly] [--force]\n"
     "                [--scheduler POLICY] [--workers N]" },
-  { "clear", 1, 1, cmd_clear, "NAME" },
-  { "suspend", 1, 1, cmd_suspend, "[--noflush] [--nolockfs] NAME" },
-  { "resume", 1, 1, cmd_resume, "NAME" },
-  { "message", 3, -1, cmd_message, "NAME SECTOR MESSAGE..." },
-  { "help", 0, 0, cmd_help, "" },
-  { "version", 0, 0, cmd_version, "" },
+  { "clear", 1, 1, ONE_NAME, cmd_clear, "NAME" },
+  { "suspend", 1, 1, ONE_NAME, cmd_suspend, "[--noflush] [--nolockfs] NAME" },
+  { "resume", 1, 1, ONE_NAME, cmd_resume, "NAME" },
+  { "message", 3, -1, ONE_NAME, cmd_message, "NAME SECTOR MESSAGE..." },
+  { "help", 0, 0, NO_NAME, cmd_help, "" },
+  { "version", 0, 0, NO_NAME, cmd_version, "" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -350,11 +357,14 @@ usage (FILE *fp)
 {
   size_t i;
 
-  fprintf (fp, "Usage:\n\n" PROGRAM " [--dir DIR] COMMAND [OPTIONS]\n\n");
+  fprintf (fp, "Usage:\n\n" PROGRAM " [--dir DIR | --control PATH] "
+           "COMMAND [OPTIONS]\n\n");
   for (i = 0; i < NCOMMANDS; i++)
     fprintf (fp, "        %s %s\n", commands[i].name, commands[i].usage);
   fprintf (fp, "\nNAME is a volume name (nbdkit's name= parameter) or "
-           "the path of a control socket.\n");
+           "the path of a control socket.\n"
+           "With --control PATH (or DMCRYPT_CONTROL=PATH), NAME is left "
+           "out: PATH is the volume.\n");
 }
 
 static int
@@ -362,6 +372,7 @@ parse_options (int argc, char **argv)
 {
   static const struct option long_options[] = {
     { "columns", no_argument, NULL, 'c' },
+    { "control", required_argument, NULL, 'X' },
     { "dir", required_argument, NULL, 'D' },
     { "force", no_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
@@ -386,6 +397,7 @@ parse_options (int argc, char **argv)
     switch (c) {
     case 'c': case 'C': opts.columns = true; break;
     case 'D': opts.dir = optarg; break;
+    case 'X': opts.control = optarg; break;
     case 'f': opts.force = true; break;
     case 'h': usage (stdout); exit (EXIT_SUCCESS);
     case 'I': opts.inactive = true; break;
@@ -406,14 +418,63 @@ parse_options (int argc, char **argv)
   return 0;
 }
 
+/* --control PATH, or DMCRYPT_CONTROL, as a NAME: one with a '/', which
+ * is never a volume name.  Returns 0, or -1 after printing why. */
+static int
+control_path (void)
+{
+  static char path[CTL_PATH_MAX];
+  const char *given = opts.control;
+
+  /* An empty DMCRYPT_CONTROL counts as unset. */
+  if (given == NULL && (given = getenv (CONTROL_ENV)) != NULL && !*given)
+    given = NULL;
+  opts.control = NULL;
+  if (given == NULL)
+    return 0;
+  if (*given == '\0'
+      || (size_t) snprintf (path, sizeof path, "%s%s",
+                            strchr (given, '/') ? "" : "./", given)
+      >= sizeof path) {
+    fprintf (stderr, PROGRAM ": --control: '%s' is not a socket path\n",
+             given);
+    return -1;
+  }
+  opts.control = path;
+  return 0;
+}
+
+/* ARGV (NARGS words after the command) with --control's path put
+ * where the command's NAME goes.  Returns NULL after printing why. */
+static char **
+with_control (const struct command *cmd, char **argv, int *nargs)
+{
+  char **args;
+
+  if (cmd->names == ANY_NAMES && *nargs > 0) {
+    fprintf (stderr, PROGRAM ": --control (or " CONTROL_ENV ") names the "
+             "volume: give no NAME\n");
+    return NULL;
+  }
+  if ((args = calloc (*nargs + 2, sizeof *args)) == NULL) {
+    perror (PROGRAM);
+    return NULL;
+  }
+  args[0] = (char *) opts.control;
+  memcpy (args + 1, argv, *nargs * sizeof *args);
+  (*nargs)++;
+  return args;
+}
+
 int
 main (int argc, char **argv)
 {
   const struct command *cmd = NULL;
-  int nargs;
+  char **args;
+  int nargs, r;
   size_t i;
 
-  if (parse_options (argc, argv) == -1)
+  if (parse_options (argc, argv) == -1 || control_path () == -1)
     return EXIT_FAILURE;
   if (optind >= argc) {
     usage (stderr);
@@ -428,14 +489,20 @@ main (int argc, char **argv)
     return EXIT_FAILURE;
   }
   nargs = argc - optind - 1;
+  args = argv + optind + 1;
+  if (opts.control && cmd->names != NO_NAME
+      && (args = with_control (cmd, args, &nargs)) == NULL)
+    return EXIT_FAILURE;
   if (nargs < cmd->min_args || (cmd->max_args >= 0
                                 && nargs > cmd->max_args)) {
     fprintf (stderr, "Usage: " PROGRAM " %s %s\n", cmd->name, cmd->usage);
-    return EXIT_FAILURE;
+    r = -2;
   }
-  if (cmd->run (nargs, argv + optind + 1) == -1) {
+  else
+    r = cmd->run (nargs, args);
+  if (args != argv + optind + 1)
+    free (args);
+  if (r == -1)
     fprintf (stderr, "Command failed.\n");
-    return EXIT_FAILURE;
-  }
-  return EXIT_SUCCESS;
+  return r == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

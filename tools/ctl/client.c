@@ -13,7 +13,7 @@ socket_dir (char *dir, size_t size)
   char why[512];
 
   if (opts.dir == NULL)
-    return ctl_client_dir (dir, size);
+    return ctl_registry_client_dir (dir, size);
   /* Tables with keys go through it: only a directory of ours (or
    * root's) that nobody else can write to is trusted. */
   if (ctl_dir_check (opts.dir, why, sizeof why) == -1) {

@@ -1,5 +1,6 @@
 /* dmcryptctl's parts: talking to instances (client.c), finding them
- * (list.c), and printing what they say as dmsetup does (report.c). */
+ * in the registry (list.c), and printing what they say as dmsetup does
+ * (report.c). */
 #ifndef DMCRYPT_TOOLS_CTL_H
 #define DMCRYPT_TOOLS_CTL_H
 
@@ -26,6 +27,8 @@ struct ctl_options
   const char *workers;                 /* reload --workers */
   bool noflush, nolockfs;              /* suspend */
   const char *dir;                     /* --dir: the socket directory */
+  const char *control;                 /* --control, DMCRYPT_CONTROL: one
+                                          volume's socket, holding a '/' */
 };
 extern struct ctl_options opts;
 
@@ -34,7 +37,8 @@ extern struct ctl_options opts;
 /* The socket of volume NAME (a path when NAME holds a '/').  Returns 0,
  * or -1 after printing why. */
 int socket_of (const char *name, char *path, size_t size);
-/* The socket directory in use (--dir, or the default). */
+/* The directory of the volumes' sockets or entries: --dir, or the
+ * registry. */
 int socket_dir (char *dir, size_t size);
 
 /* Sends REQ (with "op OP" added) to volume NAME and reads the reply
@@ -49,8 +53,10 @@ int probe (const char *name, struct ctl_message *rep);
 /* Prints "device-mapper: OP ioctl on NAME  failed: <strerror ERRNUM>". */
 void ioctl_failed (const char *op, const char *name, int errnum);
 
-/* list.c: the names of running volumes, sorted; NULL-terminated array
- * to free with free_names.  Stale sockets are skipped. */
+/* list.c: the names of the registry's volumes, sorted (or --control's
+ * socket alone); a NULL-terminated array to free with free_names.
+ * Stale entries are removed from the registry on the way, but may be
+ * listed: probe tells. */
 char **list_names (void);
 void free_names (char **names);
 

@@ -1,68 +1,51 @@
-/* The volumes whose sockets are in the socket directory. */
-#include <dirent.h>
+/* The running volumes: the entries of the registry (or of --dir), or
+ * the one volume of --control. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../control/registry.h"
 #include "ctl.h"
 
-#define MAX_VOLUMES 4096
-
-static int
-compare_names (const void *a, const void *b)
+/* Entries left by killed instances go, if the registry is truly ours
+ * and no instance is starting or stopping just now (then the next
+ * listing does it). */
+static void
+sweep (const char *dir)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
+  char why[512];
+  int lock;
 
-/* NAME.sock -> NAME, or NULL for any other entry. */
-static char *
-volume_name (const char *entry)
-{
-  size_t len = strlen (entry), slen = strlen (CTL_SOCKET_SUFFIX);
-  char *name;
-
-  if (len <= slen || strcmp (entry + len - slen, CTL_SOCKET_SUFFIX) != 0)
-    return NULL;
-  name = strndup (entry, len - slen);
-  if (name && !ctl_name_valid (name)) {
-    free (name);
-    return NULL;
+  if (ctl_dir_check (dir, why, sizeof why) == -1)
+    return;
+  if ((lock = ctl_dir_lock (dir, false)) >= 0) {
+    ctl_registry_sweep (dir);
+    ctl_dir_unlock (lock);
   }
-  return name;
 }
 
 char **
 list_names (void)
 {
-  char dir[CTL_PATH_MAX];
-  char **names = calloc (MAX_VOLUMES + 1, sizeof *names);
-  size_t n = 0;
-  struct dirent *d;
-  DIR *dp;
+  char dir[CTL_PATH_MAX], **names;
 
-  if (names == NULL || socket_dir (dir, sizeof dir) == -1) {
-    free (names);
-    return NULL;
-  }
-  /* No directory yet: no volume was ever opened. */
-  if ((dp = opendir (dir)) == NULL)
+  if (opts.control) {
+    if ((names = calloc (2, sizeof *names)) != NULL
+        && (names[0] = strdup (opts.control)) == NULL) {
+      free (names);
+      return NULL;
+    }
     return names;
-  while ((d = readdir (dp)) != NULL && n < MAX_VOLUMES)
-    if ((names[n] = volume_name (d->d_name)) != NULL)
-      n++;
-  closedir (dp);
-  qsort (names, n, sizeof *names, compare_names);
-  return names;
+  }
+  if (socket_dir (dir, sizeof dir) == -1)
+    return NULL;
+  if (opts.dir == NULL)
+    sweep (dir);
+  return ctl_registry_names (dir);
 }
 
 void
 free_names (char **names)
 {
-  size_t i;
-
-  if (names == NULL)
-    return;
-  for (i = 0; names[i]; i++)
-    free (names[i]);
-  free (names);
+  ctl_names_free (names);
 }
