@@ -12,16 +12,22 @@
 #include <nbdkit-plugin.h>
 
 #include "../backend/fault.h"
+#include "../control/holder.h"
+#include "../control/sockdir.h"
 #include "cmdline.h"
 #include "dmcrypt.h"
 
-/* "dmcrypt volume 'vol' (pid 12)", "qemu-img (pid 34)" or "another
- * program" into BUF. */
+/* "dmcrypt volume 'vol' (pid 12)" when one of the user's instances
+ * serves the image, else "qemu-img (pid 34)" or "another program" into
+ * BUF. */
 static void
 describe_holder (const struct image_lock_holder *h, char *buf, size_t size)
 {
-  if (h->pid && strcmp (h->comm, "nbdkit") == 0)
-    snprintf (buf, size, "nbdkit (pid %d)", (int) h->pid);
+  char name[CTL_MAX_NAME + 1];
+  long pid;
+
+  if (ctl_find_image_holder (h->dev, h->ino, name, sizeof name, &pid) == 0)
+    snprintf (buf, size, "dmcrypt volume '%s' (pid %ld)", name, pid);
   else if (h->pid)
     snprintf (buf, size, "%s (pid %d)", h->comm, (int) h->pid);
   else
@@ -33,7 +39,7 @@ static void
 conflict_reason (const char *path, bool exclusive, int err,
                  const struct image_lock_holder *h, char *why, size_t size)
 {
-  char who[128];
+  char who[CTL_MAX_NAME + 64];
 
   describe_holder (h, who, sizeof who);
   if (err == EBUSY)

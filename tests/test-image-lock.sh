@@ -34,7 +34,8 @@ refused ()
 pid_of () { cat "$tmp/$1.pid"; }
 
 start_volume w1 "${V[@]}" || fail "first writer"
-refused "a second writer" "vol.img is in use: .*pid $(pid_of w1).* read-write" \
+refused "a second writer" \
+  "vol.img is in use: dmcrypt volume 'w1' \(pid $(pid_of w1)\) has it open read-write" \
   "$plugin" "${V[@]}"
 refused "a readonly=true reader beside a writer" \
   "in use: .*pid $(pid_of w1).*read-write" "$plugin" "${V[@]}" readonly=true
@@ -54,7 +55,8 @@ if ! timeout 60 nbdkit -r -U - "$plugin" "${V[@]}" --run 'nbdinfo "$uri"' \
   cat "$tmp/err"; fail "an nbdkit -r reader beside two readers"
 fi
 echo "ok: readonly=true and -r readers coexist"
-refused "a writer beside readers" "in use: .*pid ($(pid_of r1)|$(pid_of r2)).*read-only" \
+refused "a writer beside readers" \
+  "in use: dmcrypt volume 'r[12]' \(pid ($(pid_of r1)|$(pid_of r2))\) has it open read-only" \
   "$plugin" "${V[@]}"
 
 # A reload to read-write needs the image alone.
@@ -89,7 +91,7 @@ cp "$tmp/data1.img" "$tmp/data2.img"
 H=(header="$tmp/hdr.img" passphrase=+"$tmp/pw")
 start_volume h1 file="$tmp/data1.img" "${H[@]}" || fail "header writer"
 refused "a second writer through the same detached header" \
-  "hdr.img is in use: .*pid $(pid_of h1)" \
+  "hdr.img is in use: .*pid $(pid_of h1)\)" \
   "$plugin" file="$tmp/data2.img" "${H[@]}"
 stop_volume h1
 start_volume h2 file="$tmp/data2.img" "${H[@]}" readonly=true \
