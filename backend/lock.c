@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,14 @@ ofd_lock (int fd, bool exclusive)
                       .l_whence = SEEK_SET };
 
   return fcntl (fd, F_OFD_SETLK, &fl);
+}
+
+static void
+unlock_fd (int fd)
+{
+  struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+  fcntl (fd, F_OFD_SETLK, &fl);
 }
 
 /* Claims a block device as the kernel does for a writer: O_EXCL fails
@@ -74,6 +83,12 @@ set_mode (struct image_lock *l, bool exclusive,
       && claim_blockdev (l) == -1) {
     int err = errno;
     ofd_lock (l->fd, l->exclusive);        /* back as it was */
+    if (holder) {
+      /* Held by a mount or another O_EXCL opener: only the device
+       * itself is known. */
+      memset (holder, 0, sizeof *holder);
+      holder->dev = l->st.st_rdev;
+    }
     errno = err;
     return -1;
   }
@@ -105,6 +120,7 @@ image_lock_acquire (int fd, const char *path, bool exclusive,
 
  err:
   err = errno;
+  unlock_fd (fd);
   free (l);
   errno = err;
   return NULL;
@@ -134,11 +150,9 @@ image_lock_claim_fd (const struct image_lock *l)
 void
 image_lock_release (struct image_lock *l)
 {
-  struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
-
   if (l == NULL)
     return;
-  fcntl (l->fd, F_OFD_SETLK, &fl);
+  unlock_fd (l->fd);
   unclaim (l);
   free (l);
 }

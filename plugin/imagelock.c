@@ -42,7 +42,10 @@ conflict_reason (const char *path, bool exclusive, int err,
   char who[CTL_MAX_NAME + 64];
 
   describe_holder (h, who, sizeof who);
-  if (err == EBUSY)
+  if (err == EBUSY && strncmp (who, "dmcrypt", 7) == 0)
+    snprintf (why, size, "%s is in use: %s has it open read-write", path,
+              who);
+  else if (err == EBUSY)
     snprintf (why, size, "%s is in use: mounted, mapped by device-mapper "
               "or opened exclusively by another program", path);
   else if (err != EAGAIN)

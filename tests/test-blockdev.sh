@@ -65,6 +65,19 @@ timeout 60 nbdkit -r -U - "$plugin" file="$loop" passphrase=+"$tmp/pw" \
   || fail "-r refused on a device opened exclusively elsewhere"
 kill $claimer; wait $claimer 2>/dev/null
 echo "ok: a device in use is refused for writing, served with -r"
+
+# A second writer through another node of the same device: the O_EXCL
+# claim refuses it, and the error names the dmcrypt volume holding it.
+mknod "$tmp/samedev" b $(( 0x$(stat -c %t "$loop") )) \
+  $(( 0x$(stat -c %T "$loop") )) || fail "mknod"
+timeout 60 nbdkit -U - "$plugin" file="$loop" passphrase=+"$tmp/pw" \
+  name=blk --run "nbdkit -U - '$plugin' file='$tmp/samedev' \
+    passphrase=+'$tmp/pw' --run true 2>'$tmp/second.err'; test \$? -ne 0" \
+  || fail "a second writer through another node of the device started"
+cat "$tmp/second.err"
+grep -q "samedev is in use: dmcrypt volume 'blk' (pid [0-9]*) has it open read-write" \
+  "$tmp/second.err" || fail "the second writer's error does not name blk"
+echo "ok: a second writer through another device node is refused, named"
 losetup -d "$loop"
 
 # The trimmed range was punched out of the image: its ciphertext is zeros.
