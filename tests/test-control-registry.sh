@@ -99,8 +99,11 @@ ln -s xdgvol.img "$tmp/alias.img"
   || fail "a holder for an image nobody serves"
 echo "ok: the holder lookup names the volume and its pid"
 
-# Names are unique across the registry, wherever the sockets are.
-nbdkit -U "$tmp/dup.nbd" "$plugin" file="$tmp/xdgvol.img" table="$table" \
+# Names are unique across the registry, wherever the sockets are (an
+# image of the same name elsewhere: xdgvol.img itself has its writer).
+mkdir "$tmp/again"
+truncate -s 16M "$tmp/again/xdgvol.img"
+nbdkit -U "$tmp/dup.nbd" "$plugin" file="$tmp/again/xdgvol.img" table="$table" \
   --run "'$ctl_bin' ls" > "$tmp/ls2" 2>&1 || fail "default-named start"
 cat "$tmp/ls2"
 grep -q "^xdgvol-2	" "$tmp/ls2" || fail "no xdgvol-2"
