@@ -118,6 +118,19 @@ analyser_built_or_fail ()
   [ -x "$analyser" ] || fail "$analyser is not built: run make first"
 }
 
+# Waits up to 10 s for nbdfuse (PID) to mount: until FILE (its pidfile,
+# or the mounted file) is there and not empty.  Fails if PID exits first.
+fuse_wait_ready ()  # fuse_wait_ready PID FILE
+{
+  local i
+  for (( i = 0; i < 100; i++ )); do
+    [ -s "$2" ] && return 0
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -s "$2" ]
+}
+
 # ---- Helpers of the compatibility tests (oracle, qemu, luks filter) ----
 
 # Seconds allowed to each server run or external tool of these tests.

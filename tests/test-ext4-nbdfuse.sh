@@ -25,12 +25,7 @@ with_fuse ()
   local name=$1 cmd=$2 i rc fuse_pid; shift 2
   nbdfuse "$mnt" --command nbdkit -s "$@" 2>"$tmp/$name.fuse.log" &
   fuse_pid=$!
-  for (( i = 0; i < 100; i++ )); do
-    [ -e "$mnt/nbd" ] && break
-    kill -0 $fuse_pid 2>/dev/null || break
-    sleep 0.1
-  done
-  if [ ! -e "$mnt/nbd" ]; then
+  if ! fuse_wait_ready $fuse_pid "$mnt/nbd"; then
     kill $fuse_pid 2>/dev/null; wait $fuse_pid
     return 100
   fi

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every command block of README.md, the man pages and docs/*.md runs as
+# printed, in a fresh directory, with the environment "make install" gives
+# (tests/doc-functions.sh); blocks that need FUSE are left to
+# test-doc-commands-fuse.sh.  Which blocks are commands: "Commands in the
+# documentation" in README.md.
+source "$(dirname "$0")/functions.sh"
+source "$srcdir/doc-functions.sh"
+doc_setup
+
+failed=0
+while read -r doc; do
+  doc_run "$doc" plain
+  case $? in 0|3) ;; *) failed=$((failed + 1)) ;; esac
+done < <(doc_documents)
+[ $failed -eq 0 ] || fail "$failed document(s) have a block that fails"
+echo PASS

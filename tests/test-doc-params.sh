@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The documentation lists what the program has: every parameter that
+# "nbdkit dmcrypt --help" lists (a key=<VALUE> line of plugin/config.c's
+# help, or an alias named there as "also KEY=") has a row in README.md's
+# parameter table and an =item in the man page's PARAMETERS, and neither
+# documents a parameter the program does not list; README.md's "Supported
+# ciphers" paragraph names every IV mode of crypto/cipher_spec.c.
+source "$(dirname "$0")/functions.sh"
+requires_cmd nbdkit
+plugin_built_or_fail
+scratch
+
+nbdkit "$plugin" --help > "$tmp/help" 2>&1 || fail "nbdkit --help failed"
+# The plugin's part of the help starts after "plugin: dmcrypt".
+sed -n '/^plugin: dmcrypt/,$p' "$tmp/help" > "$tmp/plugin-help"
+{
+  sed -n 's/^\([a-z][a-z0-9-]*\)=.*/\1/p' "$tmp/plugin-help"
+  grep -o 'also [a-z][a-z0-9-]*=' "$tmp/plugin-help" | sed 's/^also //; s/=$//'
+} | sort -u > "$tmp/program"
+[ "$(wc -l < "$tmp/program")" -ge 10 ] \
+  || fail "found only $(wc -l < "$tmp/program") parameters in --help"
+
+# README.md: the first cell of each row of the table under "## Parameters",
+# every `key=...` in it.
+awk '/^## Parameters/ { on = 1; next } /^## / { on = 0 }
+     on && /^\|/ { split($0, cell, "|"); print cell[2] }' "$topdir/README.md" \
+  | grep -o '`[a-z][a-z0-9-]*=' | tr -d '`=' | sort -u > "$tmp/readme"
+
+# The man page: B<key=...> in the =item lines of PARAMETERS.
+awk '/^=head1 PARAMETERS/ { on = 1; next } /^=head1/ { on = 0 }
+     on && /^=item/' "$topdir/plugin/nbdkit-dmcrypt-plugin.pod" \
+  | grep -o 'B<[a-z][a-z0-9-]*=' | sed 's/^B<//; s/=$//' | sort -u \
+  > "$tmp/manpage"
+
+problems=0
+compare ()  # compare DOCUMENTED WHERE
+{
+  local missing extra
+  missing=$(comm -23 "$tmp/program" "$1" | tr '\n' ' ')
+  extra=$(comm -13 "$tmp/program" "$1" | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    echo "MISSING from $2: $missing"; problems=$((problems + 1))
+  fi
+  if [ -n "$extra" ]; then
+    echo "NOT A PARAMETER of --help, yet in $2: $extra"
+    problems=$((problems + 1))
+  fi
+  [ -n "$missing$extra" ] || echo "ok: $2 lists the $(wc -l < "$1") parameters of --help"
+}
+compare "$tmp/readme" "README.md's parameter table"
+compare "$tmp/manpage" "the man page's PARAMETERS items"
+
+# IV modes: the names of iv_modes[] in crypto/cipher_spec.c, each written
+# `mode` or `mode:...` in the paragraph that starts "Supported ciphers".
+grep -o '{ *"[a-z0-9]*", *IV_[A-Z0-9]* *}' "$topdir/crypto/cipher_spec.c" \
+  | sed 's/^{ *"\([a-z0-9]*\)".*/\1/' | sort -u > "$tmp/ivmodes"
+[ "$(wc -l < "$tmp/ivmodes")" -ge 5 ] \
+  || fail "found only $(wc -l < "$tmp/ivmodes") IV modes in crypto/cipher_spec.c"
+awk '/^Supported ciphers/ { on = 1 } on && /^$/ { exit } on' \
+  "$topdir/README.md" | tr '\n' ' ' > "$tmp/ciphers"
+[ -s "$tmp/ciphers" ] || fail "README.md has no \"Supported ciphers\" paragraph"
+missing=
+while read -r mode; do
+  grep -qE "\`$mode(:[^\`]*)?\`" "$tmp/ciphers" || missing="$missing$mode "
+done < "$tmp/ivmodes"
+if [ -n "$missing" ]; then
+  echo "MISSING from README.md's \"Supported ciphers\": IV modes $missing"
+  problems=$((problems + 1))
+else
+  echo "ok: \"Supported ciphers\" names the $(wc -l < "$tmp/ivmodes") IV modes"
+fi
+
+[ $problems -eq 0 ] || fail "the documentation and the program disagree (above)"
+echo PASS
