@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make demo: a small LUKS2 image, served by dmcrypt, written and read
-# through NBD.  Everything lands in ./demo/ (removed and made anew).
+# through NBD.  Everything lands in ./demo/ (removed and made anew), or
+# in $DEMO_DIR.
 set -eu
 cd "$(dirname "$0")/.."
 plugin=$PWD/plugin/nbdkit-dmcrypt-plugin.so
-dir=$PWD/demo
+dir=${DEMO_DIR:-$PWD/demo}
 rm -rf "$dir"; mkdir -p "$dir"
 step () { printf '\n==> %s\n' "$*"; }
 
