@@ -170,7 +170,6 @@ int nbdkit_parse_uint64_t (const char *what, const char *str,
                            uint64_t *rp);
 int64_t nbdkit_parse_size (const char *str);
 int nbdkit_parse_bool (const char *str);
-int nbdkit_read_password (const char *value, char **password);
 
 int
 nbdkit_parse_int (const char *what, const char *str, int *rp)
@@ -278,20 +277,16 @@ nbdkit_parse_bool (const char *str)
   return -1;
 }
 
-/* Literal passwords only: "-" (a prompt) and "-FD" would read from this
- * process's terminal or descriptors, "+FILE" from any file. */
-int
-nbdkit_read_password (const char *value, char **password)
+/* plugin/secretread.c reads "-" (a prompt) and "-FD" from this
+ * process's terminal or descriptors, "+FILE" from any file: while
+ * fuzzing, only literal secrets are taken. */
+char *secret_read (const char *what, const char *value, size_t *size);
+
+char *
+secret_read (const char *what, const char *value, size_t *size)
 {
-  *password = NULL;
-  if (value[0] == '-' || value[0] == '+') {
-    nbdkit_error ("password: only literal passwords while fuzzing");
-    return -1;
-  }
-  *password = strdup (value);
-  if (*password == NULL) {
-    nbdkit_error ("strdup: %m");
-    return -1;
-  }
-  return 0;
+  (void) value;
+  (void) size;
+  nbdkit_error ("%s: only literal secrets while fuzzing", what);
+  return NULL;
 }

@@ -90,7 +90,11 @@ int secret_passphrase (const char *value);
 int secret_table (const char *value);
 int secret_key (const char *value);
 
-/* plainkey.c: the plain-mode key from passphrase= (hashed) or
+/* secretread.c: +FILE, -FD or - (VALUE) read into secmem of *SIZE + 1
+ * bytes, NUL-terminated; WHAT names the parameter in errors. */
+char *secret_read (const char *what, const char *value, size_t *size);
+
+/* keysource.c: the plain-mode key from passphrase= (hashed) or
  * key-file=, into params.key, when cipher= is used without key=. */
 int plain_key_derive (void);
 

@@ -2,9 +2,10 @@
  * Each takes nbdkit's password forms -- +FILE, -FD, - (ask on the
  * terminal) -- which keep the secret out of argv (ps) and out of
  * nbdkit's -v config log; a literal value is in both.  Whatever is
- * read goes into locked memory at once. */
+ * read goes into locked memory at once (secretread.c). */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +25,17 @@ is_password_form (const char *value)
   return value[0] == '+' || value[0] == '-';
 }
 
-/* nbdkit_read_password's text (a line, without its newline) into
- * secmem; *SIZE gets its length. */
+/* VALUE's secret in secmem of *SIZE + 1 bytes: read by secret_read for
+ * the +FILE, -FD and - forms, else the literal itself. */
 static char *
 read_secret (const char *key, const char *value, size_t *size)
 {
-  char *text = NULL, *copy;
+  char *copy;
 
-  if (nbdkit_read_password (value, &text) == -1)
-    return NULL;
-  *size = strlen (text);
-  copy = secmem_dup (text, *size + 1);
-  explicit_bzero (text, *size);
-  free (text);
-  if (copy == NULL)
+  if (is_password_form (value))
+    return secret_read (key, value, size);
+  *size = strlen (value);
+  if ((copy = secmem_dup (value, *size + 1)) == NULL)
     nbdkit_error ("%s: %m", key);
   return copy;
 }
@@ -71,12 +69,7 @@ secret_table (const char *value)
     return -1;
   }
   /* A table line starts with its start sector, never with + or -. */
-  if (is_password_form (value))
-    params.table = read_secret ("table", value, &size);
-  else
-    params.table = secmem_dup (value, strlen (value) + 1);
-  if (params.table == NULL && !is_password_form (value))
-    nbdkit_error ("table: %m");
+  params.table = read_secret ("table", value, &size);
   return params.table ? 0 : -1;
 }
 
@@ -86,21 +79,26 @@ secret_table (const char *value)
 static int
 read_key_file (const char *path, char *hex, size_t hex_size)
 {
-  FILE *fp = fopen (path, "re");
-  size_t n;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  size_t n = 0;
+  ssize_t r = 1;
 
-  if (fp == NULL) {
+  if (fd == -1) {
     nbdkit_error ("key: %s: %m", path);
     return -1;
   }
-  n = fread (hex, 1, hex_size - 1, fp);
-  if (ferror (fp) || !feof (fp)) {
-    nbdkit_error ("key: %s: %s", path,
-                  ferror (fp) ? "read error" : "file too large");
-    fclose (fp);
+  /* read(2), not stdio: no buffer keeps a copy of the key. */
+  while (n < hex_size && (r = read (fd, hex + n, hex_size - n)) != 0)
+    if (r > 0)
+      n += r;
+    else if (errno != EINTR)
+      break;
+  close (fd);
+  if (r == -1 || n == hex_size) {
+    nbdkit_error ("key: %s: %s", path, r == -1 ? strerror (errno)
+                  : "file too large");
     return -1;
   }
-  fclose (fp);
   hex[n] = '\0';
   while (n > 0 && isspace ((unsigned char) hex[n - 1]))
     hex[--n] = '\0';
