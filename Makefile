@@ -19,7 +19,7 @@ ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \
              -D_GNU_SOURCE $(PKG_CFLAGS) $(CFLAGS) $(SANFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -pthread
 
-CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c \
+CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c backend/sim/*.c \
                                scheduler/*.c luks/*.c control/*.c))
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 CORE_LIB   = common/libdmcore.a
@@ -47,7 +47,7 @@ BINDIR    ?= /usr/local/bin
 
 all: $(PLUGIN) $(TOOL_BINS) $(UNIT_BINS) man
 
-%.o: %.c $(wildcard */*.h)
+%.o: %.c $(wildcard */*.h */*/*.h)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJS)
