@@ -2,6 +2,7 @@
  * leaves the engine, so the trace point lives here: one "D" event before
  * each call and one "C" event after it. */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "backend.h"
 #include "trace.h"
@@ -12,7 +13,7 @@ static void
 trace_dispatch (struct backend *b, const char *rwbs, uint64_t count,
                 uint64_t offset)
 {
-  if (b->trace)
+  if (b->trace && !b->ops->traces_itself)
     trace_event (b->trace, 'D', rwbs, offset >> SECTOR_SHIFT,
                  count >> SECTOR_SHIFT, 0);
 }
@@ -21,7 +22,7 @@ static int
 trace_complete (struct backend *b, const char *rwbs, uint64_t count,
                 uint64_t offset, int r)
 {
-  if (b->trace)
+  if (b->trace && !b->ops->traces_itself)
     trace_event (b->trace, 'C', rwbs, offset >> SECTOR_SHIFT,
                  count >> SECTOR_SHIFT, r == -1 ? errno : 0);
   return r;
@@ -46,6 +47,21 @@ backend_pwrite (struct backend *b, const void *buf, size_t count,
   trace_dispatch (b, "W", count, offset);
   return trace_complete (b, "W", count, offset,
                          b->ops->pwrite (b, buf, count, offset));
+}
+
+void
+backend_submit_write (struct backend *b, const void *buf, size_t count,
+                      uint64_t offset, backend_done_fn done, void *opaque)
+{
+  if (b->readonly) {
+    done (opaque, EROFS);
+    return;
+  }
+  if (b->ops->submit_write == NULL) {
+    done (opaque, backend_pwrite (b, buf, count, offset) == -1 ? errno : 0);
+    return;
+  }
+  b->ops->submit_write (b, buf, count, offset, done, opaque);
 }
 
 int

@@ -15,6 +15,10 @@
 struct backend;
 struct trace;
 
+/* Called exactly once when a submitted write has completed: ERR is 0
+ * or an errno. */
+typedef void (*backend_done_fn) (void *opaque, int err);
+
 struct backend_ops
 {
   const char *name;
@@ -24,6 +28,16 @@ struct backend_ops
   int (*sync) (struct backend *b);
   int (*discard) (struct backend *b, uint64_t count, uint64_t offset);
   void (*close) (struct backend *b);
+  /* Optional.  Starts a write of COUNT bytes of BUF at OFFSET and
+   * returns; DONE (OPAQUE, err) runs once it completed, from any thread,
+   * possibly before submit_write returns.  BUF stays the caller's until
+   * then.  May block while the backend's queue is full.  Without it,
+   * backend_submit_write writes synchronously. */
+  void (*submit_write) (struct backend *b, const void *buf, size_t count,
+                        uint64_t offset, backend_done_fn done, void *opaque);
+  /* The backend records its own trace events (a simulated device: I, M,
+   * D, C on its clock): backend.c adds none around its calls. */
+  bool traces_itself;
 };
 
 struct backend
@@ -56,6 +70,12 @@ int backend_pread (struct backend *b, void *buf, size_t count,
                    uint64_t offset);
 int backend_pwrite (struct backend *b, const void *buf, size_t count,
                     uint64_t offset);
+/* A write that may still be in flight when this returns: many can be
+ * outstanding at once below the engine (a queue of a simulated device).
+ * DONE runs exactly once, also on failure (a read-only backend: EROFS). */
+void backend_submit_write (struct backend *b, const void *buf, size_t count,
+                           uint64_t offset, backend_done_fn done,
+                           void *opaque);
 int backend_sync (struct backend *b);
 int backend_discard (struct backend *b, uint64_t count, uint64_t offset);
 void backend_close (struct backend *b);

@@ -51,6 +51,11 @@ const char dmcrypt_config_help[] =
   "caller-crypt=<BOOL>    Request thread crypts too (default true).\n"
   "trace=<FILENAME>    Append blkparse-style backend IO events.\n"
   "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n"
+  "device=none|hdd|usb|ssd  Lab: a simulated device under the engine.\n"
+  "device-params=<K=V,...>|+FILE  Lab: the device model's parameters.\n"
+  "device-speed=<N>    Lab: run the device model N times faster.\n"
+  "nr-requests=<N>     Lab: block-queue depth (default: the elevator's).\n"
+  "elevator=none|deadline  Lab: the block queue's elevator.\n"
   "control=<SOCKET>    Control socket for dmcryptctl.\n"
   "name=<NAME>         Volume name for dmcryptctl.\n"
   "readonly=<BOOL>     Open with a read-only live table.";
@@ -69,7 +74,9 @@ static const struct { const char *key; size_t offset; } string_keys[] = {
   STRING_KEY ("key-file", keyfile), STRING_KEY ("cipher", cipher),
   STRING_KEY ("hash", hash), STRING_KEY ("trace", trace),
   STRING_KEY ("fault-rules", fault_rules), STRING_KEY ("control", control),
-  STRING_KEY ("name", name),
+  STRING_KEY ("name", name), STRING_KEY ("device", device),
+  STRING_KEY ("device-params", device_params),
+  STRING_KEY ("elevator", elevator),
 };
 #undef STRING_KEY
 
@@ -81,7 +88,8 @@ const char *const dmcrypt_param_names[] = {
   "no-read-workqueue", "no-write-workqueue", "iv-large-sectors",
   "high-priority", "min-block-size", "workers", "scheduler",
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
-  "trace", "fault-rules", "control", "name", "readonly", NULL,
+  "trace", "fault-rules", "control", "name", "readonly", "device",
+  "device-params", "device-speed", "nr-requests", "elevator", NULL,
 };
 
 bool
@@ -294,5 +302,8 @@ dmcrypt_params_free (void)
   free (params.fault_rules);
   free (params.control);
   free (params.name);
+  free (params.device);
+  free (params.device_params);
+  free (params.elevator);
   memset (&params, 0, sizeof params);
 }

@@ -1,6 +1,8 @@
 /* The numeric parameters of .config, and the last word on a key that
  * is none of ours. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NBDKIT_API_VERSION 2
@@ -32,6 +34,25 @@ set_in_range (const char *key, const char *value, unsigned *dst,
     nbdkit_error ("%s: must be between %u and %u", key, min, max);
     return -1;
   }
+  return 0;
+}
+
+/* A time scale: a positive number, fractions allowed (0.5: half as
+ * fast as the real device). */
+static int
+set_speed (const char *value)
+{
+  char *end;
+  double v;
+
+  errno = 0;
+  v = strtod (value, &end);
+  if (errno || end == value || *end || !(v > 0) || v > 1e9) {
+    nbdkit_error ("device-speed: '%s' is not a positive number up to 1e9",
+                  value);
+    return -1;
+  }
+  params.device_speed = v;
   return 0;
 }
 
@@ -76,6 +97,10 @@ config_numeric (const char *key, const char *value)
     return set_power_of_two (key, value, &params.min_block_size);
   else if (strcmp (key, "workers") == 0)
     return set_in_range (key, value, &params.workers, 1, 1024);
+  else if (strcmp (key, "nr-requests") == 0)
+    return set_in_range (key, value, &params.nr_requests, 1, 65536);
+  else if (strcmp (key, "device-speed") == 0)
+    return set_speed (value);
   else if (strcmp (key, "key-size") == 0) {
     if (set_in_range (key, value, &params.key_bits, 8, 8192) == -1)
       return -1;

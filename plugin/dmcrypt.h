@@ -56,6 +56,12 @@ struct dmcrypt_params
   unsigned min_block_size;       /* bytes advertised, 0 = sector size */
   uint64_t max_inflight;         /* bytes of ciphertext, 0 = default */
   enum tristate caller_crypt;    /* unset = true */
+  /* The scheduling lab: a simulated device under the engine. */
+  char *device;                  /* NULL or "none": the image as it is */
+  char *device_params;
+  double device_speed;           /* 0: real time */
+  unsigned nr_requests;          /* 0: the elevator's default */
+  char *elevator;
 };
 
 struct dmcrypt_volume
@@ -114,6 +120,12 @@ void image_close (void);
  * shared otherwise.  Returns 0, or -1 with errno (EBUSY when another
  * holder conflicts) and a one-line reason in WHY. */
 int image_locks_follow (bool writable, char *why, size_t why_size);
+
+/* lab.c: device=... checked, and the simulated device put over the
+ * image (volume.backend), its clock given to the trace. */
+int lab_check_params (void);
+int lab_wrap_backend (void);
+void lab_attach_trace (void);
 
 /* volume.c */
 int volume_open (void);

@@ -144,15 +144,15 @@ open_backend (bool writable, bool exclusive)
     report_conflict (params.file, exclusive, &h);
     return -1;
   }
-  if (params.fault_rules == NULL)
-    return 0;
-  /* fault-rules=: the test facility sits right under the trace point,
-   * so traces show the injected errors as the device's. */
-  faulty = backend_fault_wrap (volume.backend, params.fault_rules);
-  if (faulty == NULL)
-    return -1;
-  volume.backend = faulty;
-  return 0;
+  if (params.fault_rules) {
+    /* fault-rules=: the test facility sits right under the trace point,
+     * so traces show the injected errors as the device's. */
+    faulty = backend_fault_wrap (volume.backend, params.fault_rules);
+    if (faulty == NULL)
+      return -1;
+    volume.backend = faulty;
+  }
+  return lab_wrap_backend ();
 }
 
 int

@@ -46,6 +46,7 @@ open_trace (void)
   free (image);
   if (b->trace == NULL)
     return -1;
+  lab_attach_trace ();
   earlier = trace_existing_bytes (b->trace);
   if (earlier > 0)
     dmcrypt_notice ("appending to trace %s, which holds %" PRIu64
@@ -220,7 +221,8 @@ volume_open (void)
 {
   bool plain = is_plain_type ();
 
-  if (check_key_combinations (plain) == -1 || image_open () == -1
+  if (check_key_combinations (plain) == -1 || lab_check_params () == -1
+      || image_open () == -1
       || open_trace () == -1 || make_table (plain) == -1)
     return -1;
   apply_flag_params ();

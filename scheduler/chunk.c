@@ -122,12 +122,25 @@ chunk_run (struct chunk *c, bool on_worker)
   writeout_submit (e, c, on_worker);
 }
 
+/* The completion of a dispatched write, in whatever thread the backend
+ * completes it: the buffer goes back, then the chunk is done (and may be
+ * gone at once: its request's thread may return). */
+static void
+write_done (void *opaque, int err)
+{
+  struct chunk *c = opaque;
+  struct engine *e = c->req->e;
+
+  bufpool_put (&e->bufs, c->data);
+  chunk_done (c, err);
+}
+
+/* Counted in dispatch order, which is what the policy decided; the
+ * write itself may still be queued below when this returns. */
 void
 chunk_dispatch_write (struct engine *e, struct chunk *c)
 {
   uint64_t off = e->cfg.data_offset + c->offset;
-  int r = backend_pwrite (e->backend, c->data, c->len, off);
-  int err = r == -1 ? errno : 0;
   uint64_t prev_end;
 
   prev_end = atomic_exchange_explicit (&e->st.last_write_end, off + c->len,
@@ -135,8 +148,7 @@ chunk_dispatch_write (struct engine *e, struct chunk *c)
   atomic_fetch_add_explicit (&e->st.dispatches, 1, memory_order_relaxed);
   if (prev_end == off)
     atomic_fetch_add_explicit (&e->st.sequential, 1, memory_order_relaxed);
-  bufpool_put (&e->bufs, c->data);
-  chunk_done (c, err);
+  backend_submit_write (e->backend, c->data, c->len, off, write_done, c);
 }
 
 static long

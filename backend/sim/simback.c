@@ -1,0 +1,303 @@
+/* The simulated device as a backend (sim.h): configuration, the
+ * backend operations, statistics. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/log.h"
+#include "simint.h"
+
+/* mq-deadline's defaults; blk-mq's nr_requests (block/blk-mq.c). */
+#define READ_EXPIRE_NS  500000000ULL
+#define WRITE_EXPIRE_NS 5000000000ULL
+#define FIFO_BATCH      16
+#define MAX_SECTORS     2560            /* 1280 KiB: max_sectors_kb */
+#define MAX_NR_REQUESTS 65536
+
+static int
+parse_elevator (const char *name, enum blkq_elevator *e)
+{
+  if (name == NULL || strcmp (name, "none") == 0)
+    *e = BLKQ_NONE;
+  else if (strcmp (name, "deadline") == 0)
+    *e = BLKQ_DEADLINE;
+  else {
+    nbdkit_error ("elevator: unknown elevator '%s' (expected none or "
+                  "deadline)", name);
+    return -1;
+  }
+  return 0;
+}
+
+/* The model's parameters, the user's over the defaults: a new array
+ * (free it), or NULL after nbdkit_error. */
+static double *
+model_values (const struct device_model *m, const char *text)
+{
+  size_t n = 0;
+  double *v;
+  char why[256];
+
+  while (m->params[n].key)
+    n++;
+  if ((v = calloc (n + 1, sizeof *v)) == NULL) {
+    nbdkit_error ("device-params: %m");
+    return NULL;
+  }
+  if (model_params_parse (m, text ? text : "", v, why, sizeof why) == -1) {
+    nbdkit_error ("device-params: %s", why);
+    free (v);
+    return NULL;
+  }
+  return v;
+}
+
+int
+sim_check_config (const struct sim_config *cfg)
+{
+  const struct device_model *m = device_model_find (cfg->device);
+  enum blkq_elevator el;
+  double *v;
+
+  if (m == NULL) {
+    nbdkit_error ("device: unknown device model '%s' (expected none, %s)",
+                  cfg->device, device_model_names ());
+    return -1;
+  }
+  if (parse_elevator (cfg->elevator, &el) == -1)
+    return -1;
+  if (cfg->nr_requests > MAX_NR_REQUESTS) {
+    nbdkit_error ("nr-requests: at most %d", MAX_NR_REQUESTS);
+    return -1;
+  }
+  if ((v = model_values (m, cfg->device_params)) == NULL)
+    return -1;
+  free (v);
+  return 0;
+}
+
+/* ---- Operations ---- */
+
+static struct sim *
+sim_of (struct backend *b)
+{
+  return b->priv;
+}
+
+static int
+sim_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
+{
+  return sim_io (sim_of (b), DEV_READ, buf, NULL, count, offset);
+}
+
+static int
+sim_pwrite (struct backend *b, const void *buf, size_t count,
+            uint64_t offset)
+{
+  return sim_io (sim_of (b), DEV_WRITE, NULL, buf, count, offset);
+}
+
+static int
+sim_sync (struct backend *b)
+{
+  return sim_io (sim_of (b), DEV_FLUSH, NULL, NULL, 0, 0);
+}
+
+static int
+sim_discard (struct backend *b, uint64_t count, uint64_t offset)
+{
+  return sim_io (sim_of (b), DEV_DISCARD, NULL, NULL, count, offset);
+}
+
+/* The bio goes before its caller hears of it: the caller may free BUF
+ * or the whole request at once. */
+static void
+async_done (void *opaque, int err)
+{
+  struct sim_bio *sb = opaque;
+  backend_done_fn done = sb->user_done;
+  void *user = sb->user_opaque;
+
+  free (sb);
+  done (user, err);
+}
+
+static void
+sim_submit_write (struct backend *b, const void *buf, size_t count,
+                  uint64_t offset, backend_done_fn done, void *opaque)
+{
+  struct sim_bio *sb = calloc (1, sizeof *sb);
+
+  if (sb == NULL) {
+    done (opaque, ENOMEM);
+    return;
+  }
+  sb->bio.op = DEV_WRITE;
+  sb->bio.sector = offset / 512;
+  sb->bio.nsect = count / 512;
+  sb->sim = sim_of (b);
+  sb->wbuf = buf;
+  sb->done = async_done;
+  sb->opaque = sb;
+  sb->user_done = done;
+  sb->user_opaque = opaque;
+  sim_submit (sb->sim, sb);
+}
+
+static void
+sim_free (struct sim *s)
+{
+  if (s->mstate)
+    s->model->destroy (s->mstate);
+  if (s->q)
+    blkq_free (s->q);
+  free (s->heap);
+  pthread_cond_destroy (&s->space);
+  pthread_cond_destroy (&s->work);
+  pthread_cond_destroy (&s->due);
+  pthread_cond_destroy (&s->synced);
+  pthread_mutex_destroy (&s->lock);
+  free (s);
+}
+
+static void
+sim_close (struct backend *b)
+{
+  struct sim *s = sim_of (b);
+
+  sim_stop_threads (s);
+  nbdkit_debug ("device model %s: %" PRIu64 " IOs, %" PRIu64 " merges, "
+                "busy %.1f %% of %.3f s model time, completions late by "
+                "%.3f s in all", s->model->name, s->st.ios, s->st.merges,
+                s->st.busy_ns * 100.0 / (sim_now (s) ? sim_now (s) : 1),
+                sim_now (s) / 1e9, s->st.late_ns / 1e9);
+  backend_close (s->lower);
+  sim_free (s);
+  free (b);
+}
+
+static const struct backend_ops sim_ops = {
+  .name = "device model",
+  .pread = sim_pread,
+  .pwrite = sim_pwrite,
+  .sync = sim_sync,
+  .discard = sim_discard,
+  .close = sim_close,
+  .submit_write = sim_submit_write,
+  .traces_itself = true,
+};
+
+bool
+backend_sim_stats (struct backend *b, struct sim_stats *st)
+{
+  struct sim *s;
+
+  if (b == NULL || b->ops != &sim_ops)
+    return false;
+  s = sim_of (b);
+  pthread_mutex_lock (&s->lock);
+  *st = s->st;
+  st->model_ns = sim_now (s);
+  if (s->busy)
+    st->busy_ns += st->model_ns - s->busy_since;
+  pthread_mutex_unlock (&s->lock);
+  return true;
+}
+
+/* ---- Set-up ---- */
+
+static int
+make_queue (struct sim *s, const struct sim_config *cfg)
+{
+  struct blkq_config qc = {
+    .max_sectors = MAX_SECTORS, .read_expire = READ_EXPIRE_NS,
+    .write_expire = WRITE_EXPIRE_NS, .fifo_batch = FIFO_BATCH,
+  };
+
+  if (parse_elevator (cfg->elevator, &qc.elevator) == -1)
+    return -1;
+  /* blk-mq: without an elevator the queue is as deep as the device,
+   * with one twice the device's depth, capped at 128 per queue. */
+  qc.nr_requests = cfg->nr_requests ? cfg->nr_requests
+    : qc.elevator == BLKQ_NONE ? s->tags
+    : 2 * (s->tags < 128 ? s->tags : 128);
+  if ((s->q = blkq_new (&qc)) == NULL) {
+    nbdkit_error ("device model: %m");
+    return -1;
+  }
+  return 0;
+}
+
+static struct sim *
+sim_new (struct backend *lower, const struct sim_config *cfg)
+{
+  struct sim *s = calloc (1, sizeof *s);
+  char why[256];
+  double *values;
+
+  if (s == NULL) {
+    nbdkit_error ("device model: %m");
+    return NULL;
+  }
+  pthread_mutex_init (&s->lock, NULL);
+  pthread_cond_init (&s->space, NULL);
+  pthread_cond_init (&s->work, NULL);
+  pthread_cond_init (&s->synced, NULL);
+  {
+    pthread_condattr_t ca;
+    pthread_condattr_init (&ca);
+    pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+    pthread_cond_init (&s->due, &ca);
+    pthread_condattr_destroy (&ca);
+  }
+  s->lower = lower;
+  s->model = device_model_find (cfg->device);
+  s->tags = s->model->queue_depth;
+  s->speed = cfg->speed > 0 ? cfg->speed : 1;
+  values = model_values (s->model, cfg->device_params);
+  if (values == NULL)
+    goto err;
+  s->mstate = s->model->create (values, why, sizeof why);
+  free (values);
+  if (s->mstate == NULL) {
+    nbdkit_error ("device-params: %s", why);
+    goto err;
+  }
+  if ((s->heap = calloc (s->tags, sizeof *s->heap)) == NULL) {
+    nbdkit_error ("device model: %m");
+    goto err;
+  }
+  if (make_queue (s, cfg) == 0)
+    return s;
+ err:
+  sim_free (s);
+  return NULL;
+}
+
+struct backend *
+backend_sim_wrap (struct backend *lower, const struct sim_config *cfg)
+{
+  struct backend *b;
+  struct sim *s;
+
+  if (sim_check_config (cfg) == -1 || (s = sim_new (lower, cfg)) == NULL)
+    return NULL;
+  if ((b = calloc (1, sizeof *b)) == NULL) {
+    nbdkit_error ("device model: %m");
+    sim_free (s);
+    return NULL;
+  }
+  *b = *lower;                  /* size, flags, device numbers */
+  b->ops = &sim_ops;
+  b->priv = s;
+  b->trace = NULL;
+  s->self = b;
+  if (sim_start_threads (s) == -1) {
+    sim_free (s);
+    free (b);
+    return NULL;
+  }
+  return b;
+}

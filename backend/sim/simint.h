@@ -1,0 +1,75 @@
+/* Shared by sim.c (queue, device, threads) and simback.c (the backend
+ * operations and set-up). */
+#ifndef DMCRYPT_SIM_INTERNAL_H
+#define DMCRYPT_SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../backend.h"
+#include "blkq.h"
+#include "model.h"
+#include "sim.h"
+
+struct sim;
+
+/* One IO from above on its way through the queue and the device. */
+struct sim_bio
+{
+  struct blkq_bio bio;          /* bio.opaque is this */
+  struct sim *sim;
+  void *rbuf;                   /* a read's destination */
+  const void *wbuf;             /* a write's source */
+  backend_done_fn done;         /* run by the completer, once */
+  void *opaque;
+  backend_done_fn user_done;    /* an asynchronous write's caller */
+  void *user_opaque;
+  int err;
+  bool finished;                /* a synchronous IO's: under the lock */
+};
+
+/* A request the device is working on. */
+struct inflight
+{
+  uint64_t done_at;             /* model ns */
+  struct blkq_rq *rq;
+  int err;                      /* the first failing bio's */
+};
+
+struct sim
+{
+  struct backend *self, *lower;
+  const struct device_model *model;
+  void *mstate;
+  unsigned tags;                /* the device's queue depth */
+  struct blkq *q;
+  double speed;                 /* model ns per wall ns */
+  struct timespec start;        /* CLOCK_MONOTONIC at model time 0 */
+  pthread_mutex_t lock;
+  pthread_cond_t space;         /* the queue has room */
+  pthread_cond_t work;          /* a request or a tag to dispatch with */
+  pthread_cond_t due;           /* a request was filed under its time */
+  pthread_cond_t synced;        /* a synchronous IO finished */
+  struct inflight *heap;        /* dispatched, by done_at: TAGS slots */
+  unsigned nheap;
+  unsigned busy;                /* tags in use, dispatching included */
+  uint64_t busy_since;          /* model ns when BUSY last left 0 */
+  bool stopping, dispatcher_done;
+  unsigned threads;
+  pthread_t dispatcher, completer;
+  struct sim_stats st;
+};
+
+uint64_t sim_now (const struct sim *s);
+/* Queues SB (waiting while the queue is full); SB->done runs later. */
+void sim_submit (struct sim *s, struct sim_bio *sb);
+/* A synchronous IO through queue and device.  Returns 0 or -1 with
+ * errno. */
+int sim_io (struct sim *s, enum dev_op op, void *rbuf, const void *wbuf,
+            size_t count, uint64_t offset);
+int sim_start_threads (struct sim *s);
+void sim_stop_threads (struct sim *s);
+
+#endif /* DMCRYPT_SIM_INTERNAL_H */

@@ -1,0 +1,64 @@
+/* The scheduling lab's parameters: device=, device-params=,
+ * device-speed=, nr-requests=, elevator= put a simulated device
+ * (backend/sim/sim.h) between the engine and the image. */
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "../backend/sim/sim.h"
+#include "../backend/trace.h"
+#include "dmcrypt.h"
+
+static bool
+device_wanted (void)
+{
+  return params.device && strcmp (params.device, "none") != 0;
+}
+
+int
+lab_check_params (void)
+{
+  struct sim_config cfg = {
+    .device = params.device, .device_params = params.device_params,
+    .speed = params.device_speed, .nr_requests = params.nr_requests,
+    .elevator = params.elevator,
+  };
+
+  if (!device_wanted ()) {
+    if (params.device_params || params.device_speed || params.nr_requests
+        || params.elevator) {
+      nbdkit_error ("device-params, device-speed, nr-requests and "
+                    "elevator need a device model: device=hdd, usb or ssd");
+      return -1;
+    }
+    return 0;
+  }
+  return sim_check_config (&cfg);
+}
+
+int
+lab_wrap_backend (void)
+{
+  struct sim_config cfg = {
+    .device = params.device, .device_params = params.device_params,
+    .speed = params.device_speed, .nr_requests = params.nr_requests,
+    .elevator = params.elevator,
+  };
+  struct backend *sim;
+
+  if (!device_wanted ())
+    return 0;
+  if ((sim = backend_sim_wrap (volume.backend, &cfg)) == NULL)
+    return -1;
+  volume.backend = sim;
+  return 0;
+}
+
+void
+lab_attach_trace (void)
+{
+  if (device_wanted () && volume.backend->trace)
+    trace_set_clock (volume.backend->trace, backend_sim_clock,
+                     volume.backend);
+}
