@@ -17,7 +17,7 @@ NBD_CFLAGS := $(shell pkg-config --cflags libnbd 2>/dev/null)
 NBD_LIBS   := $(shell pkg-config --libs libnbd 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \
              -D_GNU_SOURCE $(PKG_CFLAGS) $(CFLAGS) $(SANFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -pthread
+LDLIBS_ALL = $(PKG_LIBS) -pthread -lm
 
 CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c backend/sim/*.c \
                                scheduler/*.c luks/*.c control/*.c))
