@@ -81,8 +81,8 @@ tools/%: tools/%.c $(CORE_LIB) $(STUBS)
 tools/dmcryptctl: tools/dmcryptctl.c $(CTL_OBJS) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CTL_OBJS) $(CORE_LIB) $(LDLIBS_ALL)
 
-$(TRACE_OBJS): tools/trace/trace.h
-tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) tools/trace/trace.h
+$(TRACE_OBJS): $(wildcard tools/trace/*.h)
+tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) $(wildcard tools/trace/*.h)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TRACE_OBJS)
 
 man: plugin/nbdkit-dmcrypt-plugin.1 tools/dmcryptctl.1

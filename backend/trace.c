@@ -36,6 +36,8 @@ struct trace
   uint64_t seq;                 /* events written so far */
   uint64_t existing_bytes;      /* the file's size when opened */
   struct timespec start;        /* CLOCK_MONOTONIC at open: time 0 */
+  uint64_t (*now_ns) (void *);  /* the run's clock; NULL: CLOCK_MONOTONIC */
+  void *clock_arg;
 };
 
 /* The calling thread's name ("nbdkit", "kcryptd/0", "dmcrypt_write"):
@@ -219,20 +221,41 @@ trace_close (struct trace *t)
   free (t);
 }
 
-static void
-elapsed_since (const struct timespec *start, struct timespec *out)
+void
+trace_set_clock (struct trace *t, uint64_t (*now_ns) (void *arg), void *arg)
 {
+  if (t == NULL)
+    return;
+  pthread_mutex_lock (&t->lock);
+  t->now_ns = now_ns;
+  t->clock_arg = arg;
+  pthread_mutex_unlock (&t->lock);
+}
+
+/* The event's time since the run began.  Called with the lock held. */
+static void
+event_time (const struct trace *t, struct timespec *out)
+{
+  uint64_t ns;
+
+  if (t->now_ns) {
+    ns = t->now_ns (t->clock_arg);
+    out->tv_sec = ns / 1000000000;
+    out->tv_nsec = ns % 1000000000;
+    return;
+  }
   clock_gettime (CLOCK_MONOTONIC, out);
-  out->tv_sec -= start->tv_sec;
-  out->tv_nsec -= start->tv_nsec;
+  out->tv_sec -= t->start.tv_sec;
+  out->tv_nsec -= t->start.tv_nsec;
   if (out->tv_nsec < 0) {
     out->tv_nsec += 1000000000;
     out->tv_sec--;
   }
 }
 
-/* The tail after the header: "sector + count [name]" for Q and D, with
- * the errno in place of the name for C; a flush carries no sectors. */
+/* The tail after the header: "sector + count [name]" for Q, I, M and
+ * D, with the errno in place of the name for C; a flush carries no
+ * sectors. */
 static int
 format_tail (char *buf, size_t size, char action, uint64_t sector,
              uint64_t nsect, int error)
@@ -268,7 +291,7 @@ trace_event (struct trace *t, char action, const char *rwbs,
   /* Time and sequence are taken under the lock so both are monotonic
    * down the file.  After a failed write nothing more is traced. */
   if (t->write_errno == 0) {
-    elapsed_since (&t->start, &ts);
+    event_time (t, &ts);
     t->seq++;
     n = snprintf (t->buf + t->len, MAX_EVENT_LINE,
                   "%3u,%-3u %2d %8" PRIu64 " %5ld.%09ld %5d %2s %3s %s",

@@ -3,10 +3,14 @@
  *   maj,min cpu seq time pid action rwbs sector + count [name]
  *   "  8,0    1        1     0.000000000  1234  Q   W 2048 + 8 [nbdkit]"
  *
- * so that "awk '$6 == "D"'" and tools written for blkparse work on it.  Q is a
- * chunk queued at the engine, D its dispatch to the backend, C the
- * completion (with [errno] in place of the name, as blkparse prints).
- * Sectors are 512-byte units on the backing file or device.
+ * so that "awk '$6 == "D"'" and tools written for blkparse work on it.
+ * The actions, as blktrace means them: Q a chunk queued at the engine, I
+ * a bio inserted in the block queue as a new request, M a bio merged
+ * into a queued request (I and M name the bio's own sectors), D a
+ * request's dispatch to the device, C its completion (D and C name the
+ * request's sectors, merged bios included; C has [errno] in place of the
+ * name, as blkparse prints).  Sectors are 512-byte units on the backing
+ * file or device.
  *
  * Each open appends a run: first a marker in blkparse's message layout,
  *
@@ -14,7 +18,8 @@
  *    start=2026-12-01T10:00:00.123456Z pid=1234 dev=8,0 file=/img"
  *
  * (one line), then the run's events, numbered from 1 and timed from the
- * marker.  The file only ever holds whole lines. */
+ * marker, or by the run's own clock (trace_set_clock).  The file only
+ * ever holds whole lines. */
 #ifndef DMCRYPT_TRACE_H
 #define DMCRYPT_TRACE_H
 
@@ -36,8 +41,23 @@ uint64_t trace_existing_bytes (const struct trace *t);
 /* Writes what is buffered and closes.  T may be NULL. */
 void trace_close (struct trace *t);
 
-/* Records one event.  ACTION is 'Q', 'D' or 'C'; RWBS as blkparse
- * spells it ("R", "W", "WFS", "FWS", "D"...); NSECT 0 for a flush.
+/* Stamps every later event of the run with NOW_NS (ARG) instead of the
+ * wall-clock time since the marker: nanoseconds since the run began on
+ * the caller's clock (a simulated device's model time), so that Q, I, M,
+ * D and C of one run share one clock.  NOW_NS NULL goes back to the wall
+ * clock.  Set it before the first event and leave it: a change mid-run
+ * mixes two clocks in one run.  NOW_NS is called once per event, with
+ * the trace's lock held (so a clock that never goes back gives times
+ * that never go back down the file), in the thread that records the
+ * event (so it may read that thread's state, such as the model time of
+ * the IO it is tracing); it must not record events itself.  T may be
+ * NULL (does nothing). */
+void trace_set_clock (struct trace *t, uint64_t (*now_ns) (void *arg),
+                      void *arg);
+
+/* Records one event.  ACTION is 'Q', 'I', 'M', 'D' or 'C'; RWBS as
+ * blkparse spells it ("R", "W", "WFS", "FWS", "D"...); NSECT 0 for a
+ * flush.
  * ERROR (an errno, 0 for success) is printed on C events.  T may be
  * NULL (does nothing).  Thread-safe.  Lines are buffered (1 MiB) and
  * reach the file whole. */

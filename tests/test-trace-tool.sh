@@ -133,7 +133,13 @@ grep -q -E "^  writes: $stream" "$tmp/run1" || fail "run 1: writes line"
 grep -q -E "^  reads:" "$tmp/run1" && fail "run 1 shows reads of run 2"
 grep -q -E "^  reads: $stream" "$tmp/run2" || fail "run 2: reads line"
 grep -q -E "^  writes:" "$tmp/run2" && fail "run 2 shows writes of run 1"
-grep -E -v '^run |^  (events|writes|reads|queue|dispatch)' "$tmp/out" \
+for r in 1 2; do
+  grep -q -E '^  device busy: [0-9.]+ % of the run.s [0-9.]+ s \([0-9.]+ s with IO at the device\)$' \
+    "$tmp/run$r" || fail "run $r: device busy line"
+  grep -q -E '^  device busy [0-9.]+ %: (the host, not the device,|the device) limited this run$' \
+    "$tmp/run$r" || fail "run $r: what limited it"
+done
+grep -E -v '^run |^  (events|writes|reads|queue|dispatch|throughput|device)' "$tmp/out" \
   && fail "lines of unknown kind"
 echo "  two runs reported apart: $chunks writes, then $chunks reads"
 
@@ -183,4 +189,7 @@ accepted "$tmp/blkparse"
 has '^run 1 of 1: no dmcrypt-run marker'
 has '^  events: 4 \(Q 1, D 1, C 1, other 1\) over 0\.000300 s$'
 has '^  writes: 1 dispatch, 4\.0 KiB$'
+# D at 10 us, C at 300 us, over the 300 us from Q: 290 / 300.
+has '^  device busy: 96\.7 % of the run.s 0\.000300 s \(0\.000290 s with IO at the device\)$'
+has '^  device busy 96\.7 %: the device limited this run$'
 echo PASS

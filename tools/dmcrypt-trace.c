@@ -1,20 +1,25 @@
 /* dmcrypt-trace: reads a trace written with the plugin's trace=FILE (or
  * any blkparse text output) and tells, for each run of the server, how
- * sequential the dispatches were, how far the seeks went and how long
- * chunks waited between being queued (Q) and dispatched (D) and between
- * dispatch and completion (C).
+ * sequential the dispatches were, how far the seeks went, how long IOs
+ * waited at each step from being queued (Q) through the block queue (I,
+ * M) to dispatch (D) and completion (C), how deep the queues were and
+ * how busy the device was: whether the device or the host limited it.
  *
- *   dmcrypt-trace [--run N|last] [--png FILE] [--quiet] TRACE
+ *   dmcrypt-trace [--run N|last] [--png FILE] [--csv FILE]
+ *                 [--summary-csv FILE] [--quiet] TRACE
  *
  * A trace file collects runs: each server start appends a dmcrypt-run
  * marker and its own events, numbered and timed afresh, so runs are
  * analysed apart, never mixed.  --png draws sector over time and
- * throughput over time, as seekwatcher does, with gnuplot.  --quiet
- * prints only the write sequential fraction, as a number between 0
- * and 1, for scripts.  Both need one run: the file's only one, or the
- * one --run chooses. */
+ * throughput over time, as seekwatcher does, with gnuplot; --csv writes
+ * a row per event, for other plots.  --quiet prints only the write
+ * sequential fraction, as a number between 0 and 1, for scripts.  These
+ * need one run: the file's only one, or the one --run chooses.
+ * --summary-csv appends a row of figures per run analysed, for lab
+ * scripts that collect many. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +44,7 @@ struct runs
   long chosen;                  /* 1-based, ALL_RUNS or LAST_RUN */
   bool chosen_by_user;          /* --run, not the default */
   FILE *plot;                   /* the chosen run's dispatches */
+  FILE *csv;                    /* the chosen run's --csv rows */
 };
 
 static bool
@@ -46,6 +52,19 @@ is_chosen (const struct runs *rs, size_t index)
 {
   return rs->chosen == ALL_RUNS || rs->chosen == LAST_RUN
     || (size_t) rs->chosen == index + 1;
+}
+
+/* A temporary file made empty again: the run it held was let go. */
+static void
+empty_file (FILE *fp)
+{
+  if (fp == NULL)
+    return;
+  if (fflush (fp) == EOF || ftruncate (fileno (fp), 0) == -1) {
+    perror ("dmcrypt-trace: temporary file");
+    exit (1);
+  }
+  rewind (fp);
 }
 
 /* A new run from its marker's fields (NULL: events before any marker).
@@ -67,17 +86,12 @@ start_run (struct runs *rs, const char *marker)
   if (rs->chosen == LAST_RUN && rs->n > 0) {
     analysis_free (rs->v[rs->n - 1].a);
     rs->v[rs->n - 1].a = NULL;
-    if (rs->plot && (fflush (rs->plot) == EOF
-                     || ftruncate (fileno (rs->plot), 0) == -1)) {
-      perror ("dmcrypt-trace: temporary file");
-      exit (1);
-    }
-    if (rs->plot)
-      rewind (rs->plot);
+    empty_file (rs->plot);
+    empty_file (rs->csv);
   }
   r = &rs->v[rs->n];
   r->marker = copy;
-  r->a = is_chosen (rs, rs->n) ? analysis_new (rs->plot) : NULL;
+  r->a = is_chosen (rs, rs->n) ? analysis_new (rs->plot, rs->csv) : NULL;
   rs->n++;
 }
 
@@ -130,13 +144,21 @@ print_run (const struct runs *rs, size_t i)
   analysis_print (r->a);
 }
 
-/* Sector over time on top, throughput per time slice below. */
+/* Sector over time on top, throughput per time slice below, over the
+ * run's span; ranges set, so that gnuplot has none to widen (and warn
+ * of) when all points lie on one line. */
 static int
-draw_png (const char *data, const char *png, double span)
+draw_png (const char *data, const char *png, const struct analysis *a)
 {
-  double bin = span > 0 ? span / 100 : 0.001;
-  FILE *gp = popen ("gnuplot", "w");
+  double first, last, bin;
+  uint64_t sector_end;
+  FILE *gp;
 
+  analysis_plot_range (a, &first, &last, &sector_end);
+  if (last <= first)
+    last = first + 0.001;
+  bin = (last - first) / 100;
+  gp = popen ("gnuplot", "w");
   if (gp == NULL) {
     perror ("dmcrypt-trace: gnuplot");
     return -1;
@@ -145,38 +167,55 @@ draw_png (const char *data, const char *png, double span)
            "set terminal pngcairo size 1000,800\n"
            "set output '%s'\n"
            "set multiplot layout 2,1 title 'dmcrypt backend IO'\n"
+           "set xrange [%.9f:%.9f]\n"
            "set ylabel 'sector (512 B)'\nset format y '%%.0f'\n"
+           "set yrange [0:%" PRIu64 "]\n"
            "plot '%s' using 1:($3==1?$2:1/0) with points pt 7 ps 0.3 "
            "lc rgb 'red' title 'write', '' using 1:($3==0?$2:1/0) "
            "with points pt 7 ps 0.3 lc rgb 'blue' title 'read'\n"
-           "set xlabel 'time (s)'\nset ylabel 'MB/s'\n"
+           "set xlabel 'time (s)'\nset ylabel 'MB/s'\nset yrange [0:*]\n"
            "bin(x)=%.9f*floor(x/%.9f)\n"
            "plot '%s' using (bin($1)):($4/%.9f/1e6) smooth frequency "
            "with steps title 'throughput'\n"
-           "unset multiplot\n", png, data, bin, bin, data, bin);
+           "unset multiplot\n", png, first, last, sector_end, data, bin, bin,
+           data, bin);
   return pclose (gp) == 0 ? 0 : -1;
 }
+
+static const char help[] =
+  "Analyses each run of a trace=FILE trace apart (a run: a server\n"
+  "start's dmcrypt-run marker and its events): how sequential the\n"
+  "dispatches were; per IO the waits from Q (queued at the engine)\n"
+  "through I or M (into the block queue as a request, or merged into\n"
+  "one) to D (to the device) and C (completed), in us; queue depths;\n"
+  "MB/s; and the part of the run the device was busy (below 95 %: the\n"
+  "host, not the device, limited the run).\n"
+  "  --run N|last        only run N (from 1) or the last run\n"
+  "  --png FILE          also draw sector and MB/s over time (one run)\n"
+  "  --csv FILE          also write a row per Q, I, M, D and C event\n"
+  "                      (one run): time_s,action,rwbs,sector,sectors,\n"
+  "                      bios,queued_requests,queued_bios,\n"
+  "                      device_requests,latency_s\n"
+  "  --summary-csv FILE  also append a row of figures per run analysed,\n"
+  "                      the header first into a new or empty FILE\n"
+  "                      (the columns: docs/engine.md, Tracing)\n"
+  "  --quiet             print only the write sequential fraction, 0\n"
+  "                      to 1 (one run; exit 1 if it has no writes)\n"
+  "--png, --csv and --quiet on a trace of several runs need --run.\n"
+  "A trace holds blkparse event lines, blkparse messages (m N), blank\n"
+  "lines and blkparse's closing summary; anything else is an error\n"
+  "naming its line.  An empty trace or run is reported as \"no\n"
+  "events\" and is not an error.\n"
+  "Exit status: 0 analysed, 1 not a trace or nothing to report,\n"
+  "2 usage.\n";
 
 static void
 usage (int status)
 {
   fprintf (status ? stderr : stdout,
-           "usage: dmcrypt-trace [--run N|last] [--png FILE] [--quiet] "
-           "TRACE\n%s",
-           status ? "" :
-           "Analyses each run of a trace=FILE trace apart (a run: a server\n"
-           "start's dmcrypt-run marker and its events).\n"
-           "  --run N|last  only run N (from 1) or the last run\n"
-           "  --png FILE    also draw sector and MB/s over time (one run)\n"
-           "  --quiet       print only the write sequential fraction, 0 to\n"
-           "                1 (one run; exit 1 if it has no writes)\n"
-           "--png and --quiet on a trace of several runs need --run.\n"
-           "A trace holds blkparse event lines, blkparse messages (m N),\n"
-           "blank lines and blkparse's closing summary; anything else is\n"
-           "an error naming its line.  An empty trace or run is reported\n"
-           "as \"no events\" and is not an error.\n"
-           "Exit status: 0 analysed, 1 not a trace or nothing to report,\n"
-           "2 usage.\n");
+           "usage: dmcrypt-trace [--run N|last] [--png FILE] [--csv FILE]\n"
+           "                     [--summary-csv FILE] [--quiet] TRACE\n%s",
+           status ? "" : help);
   exit (status);
 }
 
@@ -241,17 +280,68 @@ png_of_run (struct runs *rs, size_t i, const char *name, const char *data,
              "dispatches to draw\n", name, i + 1);
     return 1;
   }
-  if (fflush (rs->plot) == EOF || draw_png (data, png, analysis_span
-                                            (rs->v[i].a)) == -1) {
+  if (fflush (rs->plot) == EOF || draw_png (data, png, rs->v[i].a) == -1) {
     fprintf (stderr, "dmcrypt-trace: %s: gnuplot failed\n", png);
     return 1;
   }
   return 0;
 }
 
+/* Copies the --csv rows gathered in TMP to PATH. */
 static int
-report (struct runs *rs, const char *name, bool quiet, const char *png,
-        const char *data)
+write_csv (FILE *tmp, const char *path)
+{
+  char buf[65536];
+  size_t n;
+  FILE *out;
+
+  if (fflush (tmp) == EOF || fseek (tmp, 0, SEEK_SET) == -1) {
+    perror ("dmcrypt-trace: temporary file");
+    return 1;
+  }
+  out = fopen (path, "w");
+  if (out == NULL) {
+    fprintf (stderr, "dmcrypt-trace: %s: %s\n", path, strerror (errno));
+    return 1;
+  }
+  while ((n = fread (buf, 1, sizeof buf, tmp)) > 0)
+    fwrite (buf, 1, n, out);
+  if (ferror (tmp) | ferror (out) | (fclose (out) == EOF)) {
+    fprintf (stderr, "dmcrypt-trace: %s: write error\n", path);
+    return 1;
+  }
+  return 0;
+}
+
+/* A --summary-csv row per run analysed. */
+static int
+write_summary (struct runs *rs, const char *name, const char *path)
+{
+  FILE *out = summary_open (path);
+  size_t i;
+  int r = 0;
+
+  if (out == NULL)
+    return 1;
+  for (i = 0; i < rs->n && r == 0; i++)
+    if (rs->v[i].a)
+      r = summary_row (out, rs->v[i].a, name, i + 1, rs->v[i].marker);
+  if (r == -1 || fclose (out) == EOF) {
+    fprintf (stderr, "dmcrypt-trace: %s: write error\n", path);
+    return 1;
+  }
+  return 0;
+}
+
+struct outputs                  /* what the options asked for */
+{
+  bool quiet;
+  const char *png, *csv, *summary;      /* file names, or NULL */
+  char plot_data[32];                   /* --png's temporary file */
+};
+
+static int
+report (struct runs *rs, const char *name, const struct outputs *o)
 {
   long one = -1;
   size_t i;
@@ -261,11 +351,15 @@ report (struct runs *rs, const char *name, bool quiet, const char *png,
              name, rs->chosen, rs->n);
     return 1;
   }
-  if ((quiet || png) && (one = single_run (rs, name)) < 0)
+  if ((o->quiet || o->png || o->csv) && (one = single_run (rs, name)) < 0)
     return 1;
-  if (png && png_of_run (rs, one, name, data, png))
+  if (o->png && png_of_run (rs, one, name, o->plot_data, o->png))
     return 1;
-  if (quiet)
+  if (o->csv && write_csv (rs->csv, o->csv))
+    return 1;
+  if (o->summary && write_summary (rs, name, o->summary))
+    return 1;
+  if (o->quiet)
     return quiet_fraction (rs, one, name);
   if (rs->n == 0)
     printf ("%s: no runs, no events (an empty trace)\n", name);
@@ -275,53 +369,74 @@ report (struct runs *rs, const char *name, bool quiet, const char *png,
   return 0;
 }
 
+/* The temporary files that gather the chosen run's --png and --csv
+ * data while the trace is read. */
+static int
+open_temporaries (struct runs *rs, struct outputs *o)
+{
+  int fd;
+
+  if (o->png) {
+    strcpy (o->plot_data, "/tmp/dmcrypt-trace.XXXXXX");
+    if ((fd = mkstemp (o->plot_data)) == -1
+        || (rs->plot = fdopen (fd, "w")) == NULL) {
+      perror ("dmcrypt-trace: temporary file");
+      return -1;
+    }
+  }
+  if (o->csv && (rs->csv = tmpfile ()) == NULL) {
+    perror ("dmcrypt-trace: temporary file");
+    return -1;
+  }
+  return 0;
+}
+
 int
 main (int argc, char *argv[])
 {
   static const struct option opts[] = {
     { "run", required_argument, NULL, 'r' },
     { "png", required_argument, NULL, 'p' },
+    { "csv", required_argument, NULL, 'c' },
+    { "summary-csv", required_argument, NULL, 's' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   static struct trace_reader rd;
   struct runs rs = { .chosen = ALL_RUNS };
-  const char *png = NULL;
-  char data[] = "/tmp/dmcrypt-trace.XXXXXX";
-  bool quiet = false;
-  int c, fd, status;
+  struct outputs o = { .quiet = false };
+  int c, status;
 
-  while ((c = getopt_long (argc, argv, "r:p:qh", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "r:p:c:s:qh", opts, NULL)) != -1)
     switch (c) {
     case 'r':
       rs.chosen = parse_run (optarg);
       rs.chosen_by_user = true;
       break;
-    case 'p': png = optarg; break;
-    case 'q': quiet = true; break;
+    case 'p': o.png = optarg; break;
+    case 'c': o.csv = optarg; break;
+    case 's': o.summary = optarg; break;
+    case 'q': o.quiet = true; break;
     case 'h': usage (0); break;
     default: usage (2);
     }
   if (optind != argc - 1)
     usage (2);
   /* One run is wanted: until the file says which, follow the last. */
-  if ((png || quiet) && !rs.chosen_by_user)
+  if ((o.png || o.csv || o.quiet) && !rs.chosen_by_user)
     rs.chosen = LAST_RUN;
   if (reader_open (&rd, argv[optind]) == -1)
     return 1;
-  if (png && ((fd = mkstemp (data)) == -1
-              || (rs.plot = fdopen (fd, "w")) == NULL)) {
-    perror ("dmcrypt-trace: temporary file");
-    return 1;
-  }
-  status = read_runs (&rd, &rs) == -1 ? 1
-    : report (&rs, argv[optind], quiet, png, data);
+  status = open_temporaries (&rs, &o) == -1 || read_runs (&rd, &rs) == -1
+    ? 1 : report (&rs, argv[optind], &o);
   reader_close (&rd);
   if (rs.plot) {
     fclose (rs.plot);
-    unlink (data);
+    unlink (o.plot_data);
   }
+  if (rs.csv)
+    fclose (rs.csv);
   free_runs (&rs);
   return status;
 }

@@ -4,7 +4,12 @@
  * starts with its marker and numbers its events from 1 with
  * non-decreasing times, a second open appends a second run, a cut last
  * line never swallows the marker, the file only ever holds whole lines,
- * and the backend's hook writes D and C around each call. */
+ * and the backend's hook writes D and C around each call.  I and M
+ * lines take Q's layout; a clock hook stamps every event with its time,
+ * to the nanosecond, once per event in file order even from many
+ * threads, and without it the wall clock is back. */
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +198,170 @@ test_whole_lines (const char *path)
           (long long) size);
 }
 
+/* A clock that reads out the times it was given, one per event. */
+struct fake_clock
+{
+  const uint64_t *ns;
+  size_t next, n;
+};
+
+static uint64_t
+fake_now (void *arg)
+{
+  struct fake_clock *c = arg;
+
+  REQUIRE (c->next < c->n, "the clock was read more often than events");
+  return c->ns[c->next++];
+}
+
+/* The line's time field, as printed. */
+static void
+time_field (const char *line, char *out, size_t size)
+{
+  char field[32];
+
+  REQUIRE (sscanf (line, "%*s %*s %*s %31s", field) == 1, "no time: %s",
+           line);
+  snprintf (out, size, "%s", field);
+}
+
+/* LINE is event SEQ at WHEN, byte for byte in blkparse's layout; only
+ * the CPU and pid are taken from the line. */
+static void
+expect_event (const char *line, unsigned long seq, const char *when,
+              const char *act, const char *rwbs, const char *tail)
+{
+  char expect[4096];
+  unsigned pid;
+  int cpu;
+
+  REQUIRE (sscanf (line, "%*s %d %*s %*s %u", &cpu, &pid) == 2,
+           "unparsable: %s", line);
+  snprintf (expect, sizeof expect, "%3d,%-3d %2d %8lu %15s %5u %2s %3s %s\n",
+            8, 0, cpu, seq, when, pid, act, rwbs, tail);
+  CHECK (strcmp (line, expect) == 0);
+  if (strcmp (line, expect) != 0)
+    fprintf (stderr, "got:      %sexpected: %s", line, expect);
+}
+
+/* I and M in Q's layout, every event (Q too) on the hook's clock. */
+static void
+test_clock (const char *path)
+{
+  static const uint64_t ns[] = {
+    0, 1500, 999999999, 1000000000, 12345678901, 12345678901,
+  };
+  static const char *const times[] = {
+    "0.000000000", "0.000001500", "0.999999999", "1.000000000",
+    "12.345678901", "12.345678901",
+  };
+  static const struct { const char *act, *rwbs, *tail; } events[] = {
+    { "Q", "W", "2048 + 8 [test-trace]" },
+    { "I", "W", "2048 + 8 [test-trace]" },
+    { "M", "W", "2056 + 8 [test-trace]" },
+    { "D", "W", "2048 + 16 [test-trace]" },
+    { "C", "W", "2048 + 16 [0]" },
+    { "I", "FWS", "[test-trace]" },
+  };
+  struct fake_clock clock = { ns, 0, sizeof ns / sizeof ns[0] };
+  struct trace *t = trace_open (path, 8, 0, "/img");
+  char line[4096], when[32];
+  double last = 0;
+  size_t i;
+  FILE *fp;
+
+  REQUIRE (t, "trace_open");
+  trace_set_clock (t, fake_now, &clock);
+  trace_event (t, 'Q', "W", 2048, 8, 0);
+  trace_event (t, 'I', "W", 2048, 8, 0);
+  trace_event (t, 'M', "W", 2056, 8, 0);
+  trace_event (t, 'D', "W", 2048, 16, 0);
+  trace_event (t, 'C', "W", 2048, 16, 0);
+  trace_event (t, 'I', "FWS", 0, 0, 0);
+  trace_set_clock (t, NULL, NULL);
+  trace_event (t, 'D', "FWS", 0, 0, 0);
+  trace_close (t);
+  CHECK (clock.next == clock.n);
+
+  fp = fopen (path, "r");
+  REQUIRE (fp && fgets (line, sizeof line, fp), "no marker");
+  check_marker (line, "/img");
+  for (i = 0; i < clock.n; i++) {
+    REQUIRE (fgets (line, sizeof line, fp), "only %zu events", i);
+    check_layout (line, i + 1, &last);
+    expect_event (line, i + 1, times[i], events[i].act, events[i].rwbs,
+                  events[i].tail);
+  }
+  /* Back on the wall clock: a moment after the open, not 12 s on. */
+  REQUIRE (fgets (line, sizeof line, fp), "no last event");
+  time_field (line, when, sizeof when);
+  CHECK (strtod (when, NULL) < 12);
+  CHECK (fgets (line, sizeof line, fp) == NULL);
+  fclose (fp);
+  printf ("ok: Q, I, M, D, C stamped by the clock hook to the ns\n");
+}
+
+#define THREADS 4
+#define EVENTS_PER_THREAD 5000
+
+/* A clock that ticks 1 us per reading: read under the trace's lock,
+ * event N (from 1) must say N us, whichever thread recorded it. */
+static uint64_t
+ticking_now (void *arg)
+{
+  uint64_t *ticks = arg;
+
+  return ++*ticks * 1000;
+}
+
+static void *
+record_events (void *arg)
+{
+  struct trace *t = arg;
+  int i;
+
+  for (i = 0; i < EVENTS_PER_THREAD; i++)
+    trace_event (t, "QIMDC"[i % 5], "W", 8 * (uint64_t) i, 8, 0);
+  return NULL;
+}
+
+static void
+test_clock_threads (const char *path)
+{
+  struct trace *t = trace_open (path, 8, 0, "/img");
+  pthread_t th[THREADS];
+  uint64_t ticks = 0, seq, n = 0;
+  unsigned long sec, nsec;
+  char line[4096];
+  double last = 0;
+  FILE *fp;
+  int i;
+
+  REQUIRE (t, "trace_open");
+  trace_set_clock (t, ticking_now, &ticks);
+  for (i = 0; i < THREADS; i++)
+    REQUIRE (pthread_create (&th[i], NULL, record_events, t) == 0,
+             "pthread_create");
+  for (i = 0; i < THREADS; i++)
+    pthread_join (th[i], NULL);
+  trace_close (t);
+  CHECK (ticks == THREADS * EVENTS_PER_THREAD);
+
+  fp = fopen (path, "r");
+  REQUIRE (fp && fgets (line, sizeof line, fp), "no marker");
+  while (fgets (line, sizeof line, fp)) {
+    check_layout (line, ++n, &last);
+    REQUIRE (sscanf (line, "%*s %*s %" SCNu64 " %lu.%lu", &seq, &sec,
+                     &nsec) == 3, "unparsable: %s", line);
+    REQUIRE (sec * 1000000000 + nsec == seq * 1000,
+             "event %" PRIu64 " at %lu.%09lu s", seq, sec, nsec);
+  }
+  fclose (fp);
+  CHECK (n == THREADS * EVENTS_PER_THREAD);
+  printf ("ok: %" PRIu64 " events from %d threads, the clock read once "
+          "each, in file order\n", n, THREADS);
+}
+
 int
 main (void)
 {
@@ -204,6 +373,10 @@ main (void)
   test_runs (path);
   unlink (path);
   test_whole_lines (path);
+  unlink (path);
+  test_clock (path);
+  unlink (path);
+  test_clock_threads (path);
   unlink (path);
   return failures != 0;
 }

@@ -181,6 +181,29 @@ pair_of (const struct field *f, char sep, int (*is) (int))
     && all_of (at + 1, f->p + f->n - at - 1, is);
 }
 
+/* "seconds.fraction" (digits checked) in ns, exactly: sums of times
+ * stay exact.  Digits past the ninth are dropped.  False if it does not
+ * fit in 64 bits (584 years). */
+static bool
+parse_time (const struct field *f, uint64_t *ns)
+{
+  const char *p = f->p, *end = f->p + f->n;
+  uint64_t sec = 0, frac = 0;
+  int digits = 0;
+
+  for (; *p != '.'; p++) {
+    if (sec > (UINT64_MAX / 1000000000 - 9) / 10)
+      return false;
+    sec = 10 * sec + (*p - '0');
+  }
+  for (p++; p < end && digits < 9; p++, digits++)
+    frac = 10 * frac + (*p - '0');
+  for (; digits < 9; digits++)
+    frac *= 10;
+  *ns = sec * 1000000000 + frac;
+  return true;
+}
+
 /* The header "maj,min cpu seq time pid action rwbs"; *REST is left at
  * what follows.  Fills EV's time, action and rwbs. */
 static bool
@@ -195,9 +218,10 @@ parse_header (const char *s, struct trace_event *ev, const char **rest)
       || !all_of (f[2].p, f[2].n, isdigit) || !pair_of (&f[3], '.', isdigit)
       || !all_of (f[4].p, f[4].n, isdigit) || f[5].n > 2
       || !all_of (f[5].p, f[5].n, isalpha) || f[6].n >= sizeof ev->rwbs
-      || !all_of (f[6].p, f[6].n, isupper))
+      || !all_of (f[6].p, f[6].n, isupper)
+      || !parse_time (&f[3], &ev->time_ns))
     return false;
-  ev->time = strtod (f[3].p, NULL);
+  ev->time = ev->time_ns / 1e9;
   memcpy (ev->action, f[5].p, f[5].n);
   ev->action[f[5].n] = '\0';
   memcpy (ev->rwbs, f[6].p, f[6].n);

@@ -1,5 +1,6 @@
 /* dmcrypt-trace's two halves: reading a trace (reader.c) and the
- * statistics of one run (analysis.c). */
+ * statistics of one run (analysis.c, following IOs across merges in
+ * flow.c, reported by print.c and csv.c). */
 #ifndef DMCRYPT_TRACE_TOOL_H
 #define DMCRYPT_TRACE_TOOL_H
 
@@ -11,8 +12,9 @@
 
 struct trace_event
 {
-  double time;                  /* seconds since the run began */
-  char action[3];               /* "Q", "D", "C", or another of blkparse's */
+  uint64_t time_ns;             /* since the run began, exactly */
+  double time;                  /* the same in seconds */
+  char action[3];               /* "Q", "I", "M", "D", "C", or another */
   char rwbs[8];                 /* "R", "W", "FWS", "D"... */
   bool has_sectors;             /* "sector + count" follows */
   uint64_t sector, nsect;       /* 512-byte sectors */
@@ -48,20 +50,40 @@ void reader_close (struct trace_reader *r);
 struct analysis;
 
 /* PLOT, if not NULL, gets "time sector write bytes" per read or write
- * dispatch, for gnuplot. */
-struct analysis *analysis_new (FILE *plot);
+ * dispatch, for gnuplot; CSV, if not NULL, the --csv header and a row
+ * per Q, I, M, D and C event (csv.c). */
+struct analysis *analysis_new (FILE *plot, FILE *csv);
 void analysis_add (struct analysis *a, const struct trace_event *ev);
 uint64_t analysis_events (const struct analysis *a);
 uint64_t analysis_dispatches (const struct analysis *a);  /* reads, writes */
 double analysis_span (const struct analysis *a);          /* seconds */
 
+/* For plots: the run's first and last event (seconds) and the end of
+ * the highest read or write dispatch (sectors). */
+void analysis_plot_range (const struct analysis *a, double *first,
+                          double *last, uint64_t *sector_end);
+
 /* The fraction of write dispatches after the first that started where
  * the previous one ended, 1 for a single write; -1 with no writes. */
 double analysis_write_fraction (const struct analysis *a);
 
+/* After the last event: closes what is still queued at the run's end,
+ * sorts the samples and sums the intervals.  Once; the reports call it. */
+void analysis_finish (struct analysis *a);
+
 /* The run's section, indented by two spaces; every figure with its
- * unit.  Sorts the samples, so call it once. */
+ * unit. */
 void analysis_print (struct analysis *a);
+
+/* --summary-csv FILE: opens FILE to append rows, writing the header
+ * first into an empty or new file, or refusing (NULL after a one-line
+ * message) a file that begins with another header. */
+FILE *summary_open (const char *path);
+/* One row: the run's figures, after TRACE (the file's name), RUN (from
+ * 1) and the run's MARKER (NULL: none).  -1 on a write error. */
+int summary_row (FILE *out, struct analysis *a, const char *trace,
+                 size_t run, const char *marker);
+
 void analysis_free (struct analysis *a);
 
 #endif /* DMCRYPT_TRACE_TOOL_H */
