@@ -76,7 +76,7 @@ dmcrypt_cleanup (void)
 static int
 dmcrypt_after_fork (void)
 {
-  if (engine_start (volume.engine) == -1)
+  if (lab_start () == -1 || engine_start (volume.engine) == -1)
     return -1;
   return control_start ();
 }

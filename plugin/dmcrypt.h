@@ -125,6 +125,8 @@ int image_locks_follow (bool writable, char *why, size_t why_size);
  * image (volume.backend), its clock given to the trace. */
 int lab_check_params (void);
 int lab_wrap_backend (void);
+/* .after_fork: the simulated device's threads. */
+int lab_start (void);
 void lab_attach_trace (void);
 
 /* volume.c */

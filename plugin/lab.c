@@ -55,6 +55,12 @@ lab_wrap_backend (void)
   return 0;
 }
 
+int
+lab_start (void)
+{
+  return device_wanted () ? backend_sim_start (volume.backend) : 0;
+}
+
 void
 lab_attach_trace (void)
 {

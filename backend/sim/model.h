@@ -15,9 +15,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "devop.h"
+
 struct dev_io
 {
-  enum dev_op { DEV_READ, DEV_WRITE, DEV_FLUSH, DEV_DISCARD } op;
+  enum dev_op op;
   uint64_t sector;       /* 512-byte sectors on the device */
   uint32_t nsect;        /* 0 for a flush */
 };

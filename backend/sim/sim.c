@@ -261,19 +261,24 @@ dispatcher_main (void *arg)
 }
 
 /* Unlocked: the bios of a completed request are done; each may free
- * itself (or wake its waiter) in DONE, so nothing is read after it. */
+ * itself (or wake its waiter) in DONE, so nothing is read after it.
+ * The request itself goes back to the queue under the lock: the queue
+ * is not thread-safe. */
 static void
-complete_bios (struct blkq_rq *rq)
+complete_bios (struct sim *s, struct blkq_rq *rq)
 {
   struct blkq_bio *bio = rq->bios, *next;
   struct sim_bio *sb;
 
+  rq->bios = NULL;
   for (; bio; bio = next) {
     next = bio->next;
     sb = bio->opaque;
     sb->done (sb->opaque, sb->err);
   }
+  pthread_mutex_lock (&s->lock);
   blkq_rq_free (rq);
+  pthread_mutex_unlock (&s->lock);
 }
 
 /* Under the lock: waits until the earliest dispatched request is due;
@@ -310,12 +315,13 @@ completer_main (void *arg)
     now = sim_now (s);
     s->st.late_ns += now - in.done_at;
     s->st.ios++;
+    /* C before the tag is free: the next D comes after it. */
+    event (s, 'C', in.rq->op, in.rq->sector, in.rq->nsect, in.err);
     if (--s->busy == 0)
       s->st.busy_ns += in.done_at - s->busy_since;
     pthread_cond_signal (&s->work);
     pthread_mutex_unlock (&s->lock);
-    event (s, 'C', in.rq->op, in.rq->sector, in.rq->nsect, in.err);
-    complete_bios (in.rq);
+    complete_bios (s, in.rq);
     pthread_mutex_lock (&s->lock);
   }
   pthread_mutex_unlock (&s->lock);

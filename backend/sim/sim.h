@@ -28,11 +28,16 @@ struct sim_config
  * or -1 after one nbdkit_error naming the parameter. */
 int sim_check_config (const struct sim_config *cfg);
 
-/* Wraps LOWER (owned from now on, closed with the simulation).  The
- * threads start at once.  Returns the new backend, or NULL after
- * nbdkit_error (LOWER is then left to the caller). */
+/* Wraps LOWER (owned from now on, closed with the simulation).
+ * Returns the new backend, or NULL after nbdkit_error (LOWER is then
+ * left to the caller). */
 struct backend *backend_sim_wrap (struct backend *lower,
                                   const struct sim_config *cfg);
+
+/* Starts the simulation's threads and its clock: after nbdkit forks
+ * (threads do not survive a fork).  No IO may be submitted before.
+ * Returns 0, or -1 after nbdkit_error.  Starting twice does nothing. */
+int backend_sim_start (struct backend *b);
 
 /* The model's clock, ns since the start, for trace_set_clock: ARG is
  * the backend made by backend_sim_wrap. */

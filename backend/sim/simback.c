@@ -167,7 +167,8 @@ sim_close (struct backend *b)
 {
   struct sim *s = sim_of (b);
 
-  sim_stop_threads (s);
+  if (s->threads)
+    sim_stop_threads (s);
   nbdkit_debug ("device model %s: %" PRIu64 " IOs, %" PRIu64 " merges, "
                 "busy %.1f %% of %.3f s model time, completions late by "
                 "%.3f s in all", s->model->name, s->st.ios, s->st.merges,
@@ -294,10 +295,13 @@ backend_sim_wrap (struct backend *lower, const struct sim_config *cfg)
   b->priv = s;
   b->trace = NULL;
   s->self = b;
-  if (sim_start_threads (s) == -1) {
-    sim_free (s);
-    free (b);
-    return NULL;
-  }
   return b;
+}
+
+int
+backend_sim_start (struct backend *b)
+{
+  struct sim *s = sim_of (b);
+
+  return s->threads ? 0 : sim_start_threads (s);
 }
