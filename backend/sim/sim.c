@@ -203,7 +203,8 @@ heap_pop (struct sim *s)
   return top;
 }
 
-/* Unlocked: the device starts RQ at NOW; the image gets its bios. */
+/* Unlocked: the device starts RQ at NOW; the image gets its bios.
+ * Only the dispatcher calls it: the model needs no lock of its own. */
 static struct inflight
 start_on_device (struct sim *s, struct blkq_rq *rq, uint64_t now)
 {
@@ -213,7 +214,6 @@ start_on_device (struct sim *s, struct blkq_rq *rq, uint64_t now)
   struct blkq_bio *bio;
   int err;
 
-  event (s, 'D', rq->op, rq->sector, rq->nsect, 0);
   in.done_at = s->model->start (s->mstate, &io, now);
   if (in.done_at < now)
     in.done_at = now;
@@ -247,6 +247,9 @@ dispatcher_main (void *arg)
     }
     if (s->busy++ == 0)
       s->busy_since = now;
+    /* D while the request leaves the queue: the trace never shows more
+     * queued than the queue holds. */
+    event (s, 'D', rq->op, rq->sector, rq->nsect, 0);
     pthread_cond_broadcast (&s->space);
     pthread_mutex_unlock (&s->lock);
     in = start_on_device (s, rq, now);

@@ -30,6 +30,22 @@ struct mem
   uint64_t log[1 << 16];      /* byte offsets of dispatched writes */
   unsigned nlog;
   unsigned syncs, discards;
+  /* Asynchronous writes (mem_open_async): submitted ones wait here and
+   * a thread completes them in a scrambled order, as a device with a
+   * deep queue may. */
+  struct pending_write
+  {
+    const void *buf;
+    size_t count;
+    uint64_t offset;
+    backend_done_fn done;
+    void *opaque;
+  } pending[64];
+  unsigned npending;
+  bool stopping;
+  pthread_t completer;
+  uint64_t seed;
+  unsigned async_max;         /* most writes in flight at once */
 };
 
 static inline int
@@ -121,6 +137,94 @@ static const struct backend_ops mem_ops = {
   .sync = mem_sync, .discard = mem_discard, .close = mem_close,
 };
 
+static inline void
+mem_submit_write (struct backend *b, const void *buf, size_t count,
+                  uint64_t offset, backend_done_fn done, void *opaque)
+{
+  struct mem *m = b->priv;
+  unsigned cap = sizeof m->pending / sizeof m->pending[0];
+
+  pthread_mutex_lock (&m->lock);
+  while (m->npending == cap)           /* a full queue blocks */
+    pthread_cond_wait (&m->cond, &m->lock);
+  m->pending[m->npending++] = (struct pending_write) {
+    .buf = buf, .count = count, .offset = offset, .done = done,
+    .opaque = opaque,
+  };
+  if (m->npending > m->async_max)
+    m->async_max = m->npending;
+  pthread_cond_broadcast (&m->cond);
+  pthread_mutex_unlock (&m->lock);
+}
+
+/* Completes a random pending write once a few are there (or the
+ * submitter stopped), so completions come out of order. */
+static inline void *
+mem_completer (void *arg)
+{
+  struct backend *b = arg;
+  struct mem *m = b->priv;
+  struct pending_write w;
+  struct timespec until;
+  unsigned i;
+  int err;
+
+  pthread_mutex_lock (&m->lock);
+  for (;;) {
+    if (m->npending == 0) {
+      if (m->stopping)
+        break;
+      pthread_cond_wait (&m->cond, &m->lock);
+      continue;
+    }
+    if (m->npending < 4) {               /* let a few gather */
+      clock_gettime (CLOCK_REALTIME, &until);
+      until.tv_nsec += 200000;
+      if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+      }
+      if (pthread_cond_timedwait (&m->cond, &m->lock, &until) == 0)
+        continue;
+    }
+    i = m->seed = m->seed * 6364136223846793005ULL + 1;
+    i = (m->seed >> 33) % m->npending;
+    w = m->pending[i];
+    m->pending[i] = m->pending[--m->npending];
+    err = mem_fails (m, w.count, w.offset) ? EIO : 0;
+    if (!err) {
+      memcpy (m->data + w.offset, w.buf, w.count);
+      if (m->nlog < sizeof m->log / sizeof m->log[0])
+        m->log[m->nlog++] = w.offset;
+    }
+    pthread_cond_broadcast (&m->cond);
+    pthread_mutex_unlock (&m->lock);
+    w.done (w.opaque, err);
+    pthread_mutex_lock (&m->lock);
+  }
+  pthread_mutex_unlock (&m->lock);
+  return NULL;
+}
+
+static inline void
+mem_close_async (struct backend *b)
+{
+  struct mem *m = b->priv;
+
+  pthread_mutex_lock (&m->lock);
+  m->stopping = true;
+  pthread_cond_broadcast (&m->cond);
+  pthread_mutex_unlock (&m->lock);
+  pthread_join (m->completer, NULL);
+  mem_close (b);
+}
+
+static const struct backend_ops mem_async_ops = {
+  .name = "memory, asynchronous writes", .pread = mem_pread,
+  .pwrite = mem_pwrite, .sync = mem_sync, .discard = mem_discard,
+  .close = mem_close_async, .submit_write = mem_submit_write,
+};
+
 static inline struct backend *
 mem_open (uint64_t size)
 {
@@ -138,6 +242,20 @@ mem_open (uint64_t size)
   b->size = size;
   b->can_discard = true;
   b->dev_major = 7;
+  return b;
+}
+
+/* A memory backend whose writes complete later, out of order. */
+static inline struct backend *
+mem_open_async (uint64_t size)
+{
+  struct backend *b = mem_open (size);
+  struct mem *m = b->priv;
+
+  b->ops = &mem_async_ops;
+  m->seed = 42;
+  REQUIRE (pthread_create (&m->completer, NULL, mem_completer, b) == 0,
+           "completer thread");
   return b;
 }
 

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The simulated device under the engine (device=hdd|usb|ssd): what is
+# written through it reaches the image exactly once with the right
+# bytes (checked by the independent oracle), and its trace keeps the
+# block queue's and the device's limits: never more than nr-requests
+# requests queued, never more IOs at the device than its queue depth;
+# every write chunk queued at the engine (Q) enters the block queue
+# once (I or M), and every request the device starts (D) completes (C).
+source "$(dirname "$0")/functions.sh"
+plugin_built_or_fail
+analyser_built_or_fail
+requires_oracle
+requires_cmd nbdkit nbdcopy
+scratch
+cd "$tmp" || fail "cd $tmp"
+
+truncate -s 64M img
+key=$(random_hex 64)
+table="0 131072 crypt aes-xts-plain64 $key 0 x 0"
+printf '%s\n' "$table" > table.txt
+random_file data.bin $((24 << 20))
+
+# field NAME: the summary CSV's column NAME for the last run.
+field ()
+{
+  "$PY" - "$1" <<'PYEOF'
+import csv, sys
+rows = list(csv.DictReader(open("summary.csv")))
+print(rows[-1][sys.argv[1]])
+PYEOF
+}
+
+# check TITLE QUEUE_MAX DEVICE_MAX plugin-args...
+check ()
+{
+  local title=$1 qmax=$2 dmax=$3 got; shift 3
+  rm -f trace summary.csv
+  timeout 300 nbdkit -U - "$plugin" file=img table=+table.txt trace=trace \
+    "$@" --run 'nbdcopy --connections=1 --requests=64 data.bin "$uri" &&
+                nbdcopy --connections=2 "$uri" out.bin' \
+    || fail "$title: the server failed"
+  oracle decrypt img plain.bin --table "$table" || fail "oracle"
+  cmp -s -n $((24 << 20)) data.bin plain.bin \
+    || fail "$title: the image does not hold what was written"
+  cmp -s -n $((24 << 20)) data.bin out.bin \
+    || fail "$title: reading back through the device differs"
+  "$analyser" --summary-csv summary.csv trace > report.txt \
+    || fail "$title: the analyser refused the trace"
+  got=$(field queue_requests_max)
+  [ "$got" -le "$qmax" ] || fail "$title: $got requests queued, limit $qmax"
+  got=$(field device_requests_max)
+  [ "$got" -le "$dmax" ] || fail "$title: $got IOs at the device, depth $dmax"
+  awk '$6 == "Q" && $7 == "W" { q++ } ($6 == "I" || $6 == "M") && $7 == "W" { im++ }
+       $6 == "D" { d++ } $6 == "C" { c++ }
+       END { if (q != im || d != c || q == 0) { print "Q", q, "I+M", im, "D", d, "C", c; exit 1 } }' \
+    trace || fail "$title: events do not pair up"
+  echo "ok: $title: $(grep -m1 'device busy:' report.txt | sed 's/^ *//')," \
+    "$(field bios_dispatched) bios in $(field requests_dispatched) requests"
+}
+
+check "usb, none (depth 1)" 1 1 device=usb device-speed=50
+check "usb, deadline, nr-requests 64" 64 1 device=usb device-speed=50 \
+  elevator=deadline nr-requests=64 scheduler=fifo workers=4
+check "hdd, none (NCQ 32)" 32 32 device=hdd device-speed=20
+check "hdd, deadline (2 x 32)" 64 32 device=hdd device-speed=20 \
+  elevator=deadline
+check "ssd, none" 32 32 device=ssd device-speed=2
+check "ssd with params from a file" 32 32 device=ssd \
+  device-params=+<(printf 'channels=2\nread-latency=100us\n')
+
+# The lab's parameters without a device, or wrong, are refused in one line.
+for args in "elevator=deadline" "device=floppy" "device=usb device-params=au=3parsecs" \
+            "device=hdd device-speed=0" "device=ssd nr-requests=0"; do
+  # shellcheck disable=SC2086
+  if nbdkit -U - "$plugin" file=img table=+table.txt $args --run true \
+       2>err.txt; then
+    fail "accepted: $args"
+  fi
+  [ "$(grep -c . err.txt)" -eq 1 ] || { cat err.txt; fail "not one line: $args"; }
+  echo "ok: refused $args -- $(cat err.txt)"
+done
+echo PASS
