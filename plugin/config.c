@@ -74,9 +74,7 @@ static const struct { const char *key; size_t offset; } string_keys[] = {
   STRING_KEY ("key-file", keyfile), STRING_KEY ("cipher", cipher),
   STRING_KEY ("hash", hash), STRING_KEY ("trace", trace),
   STRING_KEY ("fault-rules", fault_rules), STRING_KEY ("control", control),
-  STRING_KEY ("name", name), STRING_KEY ("device", device),
-  STRING_KEY ("device-params", device_params),
-  STRING_KEY ("elevator", elevator),
+  STRING_KEY ("name", name),
 };
 #undef STRING_KEY
 
@@ -116,6 +114,14 @@ set_string (char **dst, const char *key, const char *value)
     return -1;
   }
   return 0;
+}
+
+static int
+replace_string (char **dst, const char *key, const char *value)
+{
+  free (*dst);
+  *dst = NULL;
+  return set_string (dst, key, value);
 }
 
 /* nbdkit hands a bare word to the magic key, file=: "readonly" without
@@ -239,12 +245,16 @@ config_string_key (const char *key, const char *value)
     if (strcmp (key, string_keys[i].key) == 0)
       return set_string ((char **) ((char *) &params
                                     + string_keys[i].offset), key, value);
-  if (strcmp (key, "scheduler") == 0) {
-    /* The last one wins, so a test harness can force a policy. */
-    free (params.scheduler);
-    params.scheduler = NULL;
-    return set_string (&params.scheduler, key, value);
-  }
+  /* The engine's and the lab's settings: the last one wins, so that a
+   * test harness can force them on a whole suite. */
+  if (strcmp (key, "scheduler") == 0)
+    return replace_string (&params.scheduler, key, value);
+  if (strcmp (key, "device") == 0)
+    return replace_string (&params.device, key, value);
+  if (strcmp (key, "device-params") == 0)
+    return replace_string (&params.device_params, key, value);
+  if (strcmp (key, "elevator") == 0)
+    return replace_string (&params.elevator, key, value);
   return 1;
 }
 

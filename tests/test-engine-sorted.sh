@@ -40,7 +40,7 @@ check_trace_layout ()  # blkparse's header and tail on every line
 {
   local bad
   local header='^ *[0-9]+,[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]{9} +[0-9]+'
-  local tail=' +[QDC] +[A-Z]+ ([0-9]+ \+ [0-9]+ )?\[[^]]*\]$'
+  local tail=' +[QIMDC] +[A-Z]+ ([0-9]+ \+ [0-9]+ )?\[[^]]*\]$'
   local marker=' +m +N dmcrypt-run start=[^ ]+ pid=[0-9]+ dev=[0-9,]+ file=.+$'
   bad=$(grep -Evc "$header($tail|$marker)" "$1")
   [ "$bad" -eq 0 ] || fail "$bad trace lines are not in blkparse's layout"

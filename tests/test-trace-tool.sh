@@ -74,10 +74,13 @@ key=$(random_hex 32)
 table="0 $(( size_mib * 2048 )) crypt aes-cbc-essiv:sha256 $key 0 x 0"
 truncate -s ${size_mib}M "$tmp/img"
 head -c ${size_mib}M /dev/urandom > "$tmp/src"
+# device=none: the event counts below are those of the image itself,
+# also when a suite forces a device model (DMCRYPT_TEST_PARAMS).
 serve ()  # serve TRACE CMD: stderr into $tmp/server.err
 {
   timeout 120 nbdkit -U - "$plugin" file="$tmp/img" table="$table" \
-    trace="$1" max-write-size=$chunk max-read-size=$chunk --run "$2" \
+    trace="$1" max-write-size=$chunk max-read-size=$chunk device=none \
+    --run "$2" \
     </dev/null 2> "$tmp/server.err" \
     || fail "server with trace=$1 failed: $(cat "$tmp/server.err")"
 }

@@ -154,10 +154,12 @@ sim_free (struct sim *s)
   if (s->q)
     blkq_free (s->q);
   free (s->heap);
+  free (s->jobs);
   pthread_cond_destroy (&s->space);
   pthread_cond_destroy (&s->work);
   pthread_cond_destroy (&s->due);
   pthread_cond_destroy (&s->synced);
+  pthread_cond_destroy (&s->io);
   pthread_mutex_destroy (&s->lock);
   free (s);
 }
@@ -246,6 +248,7 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
   pthread_cond_init (&s->space, NULL);
   pthread_cond_init (&s->work, NULL);
   pthread_cond_init (&s->synced, NULL);
+  pthread_cond_init (&s->io, NULL);
   {
     pthread_condattr_t ca;
     pthread_condattr_init (&ca);
@@ -266,7 +269,8 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
     nbdkit_error ("device-params: %s", why);
     goto err;
   }
-  if ((s->heap = calloc (s->tags, sizeof *s->heap)) == NULL) {
+  if ((s->heap = calloc (s->tags, sizeof *s->heap)) == NULL
+      || (s->jobs = calloc (s->tags, sizeof *s->jobs)) == NULL) {
     nbdkit_error ("device model: %m");
     goto err;
   }

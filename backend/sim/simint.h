@@ -15,6 +15,8 @@
 
 struct sim;
 
+#define SIM_IO_THREADS_MAX 8
+
 /* One IO from above on its way through the queue and the device. */
 struct sim_bio
 {
@@ -52,23 +54,37 @@ struct sim
   pthread_cond_t work;          /* a request or a tag to dispatch with */
   pthread_cond_t due;           /* a request was filed under its time */
   pthread_cond_t synced;        /* a synchronous IO finished */
+  pthread_cond_t io;            /* a request for the IO threads */
+  struct inflight *jobs;        /* ring of TAGS: dispatched, real IO due */
+  unsigned job_head, njobs;
   struct inflight *heap;        /* dispatched, by done_at: TAGS slots */
   unsigned nheap;
   unsigned busy;                /* tags in use, dispatching included */
   uint64_t busy_since;          /* model ns when BUSY last left 0 */
   bool stopping, dispatcher_done;
-  unsigned threads;
+  unsigned threads;             /* 1: dispatcher, 2: and completer */
   pthread_t dispatcher, completer;
+  pthread_t io_threads[SIM_IO_THREADS_MAX];   /* real IO: min (TAGS,
+                                                 SIM_IO_THREADS_MAX) */
+  unsigned nio, io_running;
   struct sim_stats st;
 };
 
 uint64_t sim_now (const struct sim *s);
+/* The CLOCK_MONOTONIC time at which the model's clock shows MODEL_NS. */
+struct timespec sim_wall_at (const struct sim *s, uint64_t model_ns);
+const char *sim_rwbs (enum dev_op op);
+/* A trace event, if tracing (the trace stamps it with the model's
+ * clock). */
+void sim_event (struct sim *s, char action, enum dev_op op, uint64_t sector,
+                uint32_t nsect, int err);
 /* Queues SB (waiting while the queue is full); SB->done runs later. */
 void sim_submit (struct sim *s, struct sim_bio *sb);
 /* A synchronous IO through queue and device.  Returns 0 or -1 with
  * errno. */
 int sim_io (struct sim *s, enum dev_op op, void *rbuf, const void *wbuf,
             size_t count, uint64_t offset);
+/* simdev.c: the dispatcher, the IO threads and the completer. */
 int sim_start_threads (struct sim *s);
 void sim_stop_threads (struct sim *s);
 

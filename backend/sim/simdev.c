@@ -1,0 +1,278 @@
+/* The simulated device (sim.h), its device side.
+ *
+ * The dispatcher hands queued requests to the device while it has a
+ * free tag: it asks the model when the request will complete and passes
+ * it to an IO thread, which does the real IO on the image; the request
+ * is then filed under its completion time.  The completer sleeps to
+ * each completion time (an absolute deadline on the model's clock) and
+ * completes the bios.  Real IO runs on as many threads as the device
+ * has tags (up to SIM_IO_THREADS_MAX), so one stalled IO holds its own tag
+ * only, as one stuck command holds one NCQ slot; a device of depth 1
+ * (a USB stick) is held whole, as usb-storage is.  The models and the
+ * queue are pure: all timing is here. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../../common/log.h"
+#include "simint.h"
+
+#define SECTOR 512
+
+/* The real IO of one bio on the image. */
+static int
+real_io (struct sim *s, struct sim_bio *sb)
+{
+  struct backend *lower = s->lower;
+  uint64_t off = sb->bio.sector * SECTOR;
+  size_t len = (size_t) sb->bio.nsect * SECTOR;
+  int r;
+
+  switch (sb->bio.op) {
+  case DEV_READ: r = backend_pread (lower, sb->rbuf, len, off); break;
+  case DEV_WRITE: r = backend_pwrite (lower, sb->wbuf, len, off); break;
+  case DEV_FLUSH: r = backend_sync (lower); break;
+  default: r = backend_discard (lower, len, off); break;
+  }
+  return r == -1 ? errno : 0;
+}
+
+/* ---- Requests at the device: a heap by completion time ---- */
+
+static void
+heap_push (struct sim *s, struct inflight in)
+{
+  unsigned i = s->nheap++, parent;
+
+  while (i > 0 && s->heap[parent = (i - 1) / 2].done_at > in.done_at) {
+    s->heap[i] = s->heap[parent];
+    i = parent;
+  }
+  s->heap[i] = in;
+}
+
+static struct inflight
+heap_pop (struct sim *s)
+{
+  struct inflight top = s->heap[0], last = s->heap[--s->nheap];
+  unsigned i = 0, c;
+
+  while ((c = 2 * i + 1) < s->nheap) {
+    if (c + 1 < s->nheap && s->heap[c + 1].done_at < s->heap[c].done_at)
+      c++;
+    if (s->heap[c].done_at >= last.done_at)
+      break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (s->nheap)
+    s->heap[i] = last;
+  return top;
+}
+
+/* ---- Dispatcher ---- */
+
+/* Under the lock: takes the next request if a tag is free, emits D as
+ * it leaves the queue (so the trace never shows more queued than the
+ * queue holds) and asks the model when it completes.  The model is
+ * only ever called here, by the one dispatcher thread. */
+static bool
+dispatch_one_locked (struct sim *s)
+{
+  struct blkq_rq *rq;
+  struct dev_io io;
+  struct inflight in = { .err = 0 };
+  uint64_t now = sim_now (s);
+
+  if (s->busy >= s->tags || (rq = blkq_next (s->q, now)) == NULL)
+    return false;
+  if (s->busy++ == 0)
+    s->busy_since = now;
+  sim_event (s, 'D', rq->op, rq->sector, rq->nsect, 0);
+  io = (struct dev_io) { .op = rq->op, .sector = rq->sector,
+                         .nsect = rq->nsect };
+  in.rq = rq;
+  in.done_at = s->model->start (s->mstate, &io, now);
+  if (in.done_at < now)
+    in.done_at = now;
+  s->jobs[(s->job_head + s->njobs++) % s->tags] = in;
+  pthread_cond_signal (&s->io);
+  pthread_cond_broadcast (&s->space);
+  return true;
+}
+
+static void *
+dispatcher_main (void *arg)
+{
+  struct sim *s = arg;
+
+  pthread_mutex_lock (&s->lock);
+  for (;;) {
+    if (dispatch_one_locked (s))
+      continue;
+    if (s->stopping && blkq_queued (s->q) == 0)
+      break;
+    pthread_cond_wait (&s->work, &s->lock);
+  }
+  s->dispatcher_done = true;
+  pthread_cond_broadcast (&s->io);
+  pthread_cond_signal (&s->due);
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* ---- IO threads ---- */
+
+static void *
+io_main (void *arg)
+{
+  struct sim *s = arg;
+  struct blkq_bio *bio;
+  struct inflight in;
+  int err;
+
+  pthread_mutex_lock (&s->lock);
+  for (;;) {
+    if (s->njobs == 0) {
+      if (s->dispatcher_done)
+        break;
+      pthread_cond_wait (&s->io, &s->lock);
+      continue;
+    }
+    in = s->jobs[s->job_head];
+    s->job_head = (s->job_head + 1) % s->tags;
+    s->njobs--;
+    pthread_mutex_unlock (&s->lock);
+    for (bio = in.rq->bios; bio; bio = bio->next)
+      if ((err = real_io (s, bio->opaque)) != 0) {
+        ((struct sim_bio *) bio->opaque)->err = err;
+        if (in.err == 0)
+          in.err = err;
+      }
+    pthread_mutex_lock (&s->lock);
+    heap_push (s, in);
+    pthread_cond_signal (&s->due);
+  }
+  s->io_running--;
+  pthread_cond_signal (&s->due);
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* ---- Completer ---- */
+
+/* Unlocked: the bios of a completed request are done; each may free
+ * itself (or wake its waiter) in DONE, so nothing is read after it.
+ * The request itself goes back to the queue under the lock: the queue
+ * is not thread-safe. */
+static void
+complete_bios (struct sim *s, struct blkq_rq *rq)
+{
+  struct blkq_bio *bio = rq->bios, *next;
+  struct sim_bio *sb;
+
+  rq->bios = NULL;
+  for (; bio; bio = next) {
+    next = bio->next;
+    sb = bio->opaque;
+    sb->done (sb->opaque, sb->err);
+  }
+  pthread_mutex_lock (&s->lock);
+  blkq_rq_free (rq);
+  pthread_mutex_unlock (&s->lock);
+}
+
+/* Under the lock: waits until the earliest request at the device is
+ * due; false when there is nothing more to complete, ever. */
+static bool
+wait_due_locked (struct sim *s)
+{
+  struct timespec at;
+
+  for (;;) {
+    if (s->nheap == 0) {
+      if (s->dispatcher_done && s->io_running == 0 && s->busy == 0)
+        return false;
+      pthread_cond_wait (&s->due, &s->lock);
+      continue;
+    }
+    if (sim_now (s) >= s->heap[0].done_at)
+      return true;
+    at = sim_wall_at (s, s->heap[0].done_at);
+    pthread_cond_timedwait (&s->due, &s->lock, &at);
+  }
+}
+
+static void *
+completer_main (void *arg)
+{
+  struct sim *s = arg;
+  struct inflight in;
+
+  pthread_mutex_lock (&s->lock);
+  while (wait_due_locked (s)) {
+    in = heap_pop (s);
+    s->st.late_ns += sim_now (s) - in.done_at;
+    s->st.ios++;
+    /* C before the tag is free: the next D comes after it. */
+    sim_event (s, 'C', in.rq->op, in.rq->sector, in.rq->nsect, in.err);
+    if (--s->busy == 0)
+      s->st.busy_ns += in.done_at - s->busy_since;
+    pthread_cond_signal (&s->work);
+    pthread_mutex_unlock (&s->lock);
+    complete_bios (s, in.rq);
+    pthread_mutex_lock (&s->lock);
+  }
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+/* ---- Threads ---- */
+
+int
+sim_start_threads (struct sim *s)
+{
+  unsigned n = s->tags < SIM_IO_THREADS_MAX ? s->tags : SIM_IO_THREADS_MAX, i;
+  int err;
+
+  clock_gettime (CLOCK_MONOTONIC, &s->start);
+  s->stopping = s->dispatcher_done = false;
+  if ((err = pthread_create (&s->dispatcher, NULL, dispatcher_main, s)))
+    goto fail;
+  s->threads = 1;
+  for (i = 0; i < n; i++) {
+    if ((err = pthread_create (&s->io_threads[i], NULL, io_main, s)))
+      goto fail_stop;
+    s->io_running = ++s->nio;
+  }
+  if ((err = pthread_create (&s->completer, NULL, completer_main, s)))
+    goto fail_stop;
+  s->threads = 2;
+  return 0;
+ fail_stop:
+  sim_stop_threads (s);
+ fail:
+  errno = err;
+  nbdkit_error ("device model: pthread_create: %m");
+  return -1;
+}
+
+void
+sim_stop_threads (struct sim *s)
+{
+  unsigned i;
+
+  pthread_mutex_lock (&s->lock);
+  s->stopping = true;
+  pthread_cond_broadcast (&s->work);
+  pthread_cond_broadcast (&s->io);
+  pthread_cond_broadcast (&s->due);
+  pthread_mutex_unlock (&s->lock);
+  pthread_join (s->dispatcher, NULL);
+  for (i = 0; i < s->nio; i++)
+    pthread_join (s->io_threads[i], NULL);
+  s->nio = 0;
+  if (s->threads == 2)
+    pthread_join (s->completer, NULL);
+  s->threads = 0;
+}
