@@ -44,7 +44,7 @@ const char dmcrypt_config_help[] =
   "min-block-size=<N> Minimum block size advertised (default: the\n"
   "                    encryption sector size; 1 for clients like nbdfuse).\n"
   "workers=<N>         Crypto worker threads (default: online CPUs).\n"
-  "scheduler=sorted|fifo  Write-out ordering policy.\n"
+  "scheduler=sorted|fifo|batch  Write-out ordering policy.\n"
   "max-read-size=<SIZE>   Largest read chunk (default 128K).\n"
   "max-write-size=<SIZE>  Largest write chunk (default 128K).\n"
   "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n"

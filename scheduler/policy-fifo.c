@@ -5,9 +5,10 @@
 #include "policy.h"
 
 static struct wo_item *
-fifo_order (void *state, struct wo_item *batch)
+fifo_order (void *state, struct wo_item *batch, uint64_t head)
 {
   (void) state;
+  (void) head;
   return batch;
 }
 

@@ -33,11 +33,10 @@ merge (struct wo_item *a, struct wo_item *b)
 }
 
 static struct wo_item *
-sorted_order (void *state, struct wo_item *batch)
+sort_list (struct wo_item *batch)
 {
   struct wo_item *slow = batch, *fast, *second;
 
-  (void) state;
   if (batch == NULL || batch->next == NULL)
     return batch;
   /* Split in the middle, sort each half, merge. */
@@ -45,7 +44,15 @@ sorted_order (void *state, struct wo_item *batch)
     slow = slow->next;
   second = slow->next;
   slow->next = NULL;
-  return merge (sorted_order (NULL, batch), sorted_order (NULL, second));
+  return merge (sort_list (batch), sort_list (second));
+}
+
+static struct wo_item *
+sorted_order (void *state, struct wo_item *batch, uint64_t head)
+{
+  (void) state;
+  (void) head;
+  return sort_list (batch);
 }
 
 const struct writeout_policy writeout_policy_sorted = {

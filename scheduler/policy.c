@@ -7,6 +7,7 @@
 static const struct writeout_policy *const policies[] = {
   &writeout_policy_sorted,      /* first: the default */
   &writeout_policy_fifo,
+  &writeout_policy_batch,
 };
 
 const struct writeout_policy *
@@ -25,5 +26,5 @@ writeout_policy_find (const char *name)
 const char *
 writeout_policy_names (void)
 {
-  return "sorted fifo";
+  return "sorted fifo batch";
 }

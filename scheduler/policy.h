@@ -7,8 +7,8 @@
  * and steal; ORDER runs outside it, in the writer thread.
  *
  * A new policy is one file defining a struct writeout_policy, listed in
- * policy.c.  It may keep state between rounds (e.g. the last sector
- * written, for an elevator). */
+ * policy.c (policy-batch.c is the example to copy).  It may keep state
+ * between rounds. */
 #ifndef DMCRYPT_POLICY_H
 #define DMCRYPT_POLICY_H
 
@@ -32,9 +32,16 @@ struct writeout_policy
    * with errno set on failure.  May be NULL. */
   void *(*create) (void);
   void (*destroy) (void *state);
-  /* BATCH holds this round's chunks in arrival order (never empty).
-   * Returns the same items linked in dispatch order. */
-  struct wo_item *(*order) (void *state, struct wo_item *batch);
+  /* BATCH holds this round's chunks in arrival order (never empty);
+   * HEAD is the sector after the last write dispatched (UINT64_MAX
+   * before the first), where an elevator would continue.  Returns the
+   * same items linked in dispatch order. */
+  struct wo_item *(*order) (void *state, struct wo_item *batch,
+                            uint64_t head);
+  /* The most chunks a round dispatches (0: no limit): the stage keeps
+   * the rest of the ordered batch and hands it back, ahead of the
+   * arrivals, in the next round's batch. */
+  unsigned max_round;
   /* true: the stage dispatches an ordered batch only up to the lowest
    * sector still being encrypted, and keeps the rest for the next
    * round, so that writes in flight are sorted too, not only those that
@@ -44,15 +51,20 @@ struct writeout_policy
    * a thread preempted between receiving a request and handing it to us
    * would otherwise cost a seek back. */
   bool hold_for_encrypting;
+  /* true: ORDER ascends from HEAD and wraps round to sector 0 (C-SCAN)
+   * instead of ascending from 0, and the hold-back above compares
+   * sectors in that order. */
+  bool sweeps_from_head;
 };
 
 extern const struct writeout_policy writeout_policy_sorted;
 extern const struct writeout_policy writeout_policy_fifo;
+extern const struct writeout_policy writeout_policy_batch;
 
 /* The policy named NAME (NULL: the default, "sorted"), or NULL. */
 const struct writeout_policy *writeout_policy_find (const char *name);
 
-/* Space-separated names of every policy, e.g. "sorted fifo". */
+/* Space-separated names of every policy, e.g. "sorted fifo batch". */
 const char *writeout_policy_names (void);
 
 #endif /* DMCRYPT_POLICY_H */

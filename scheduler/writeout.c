@@ -11,6 +11,7 @@
  * from the crypting thread (submit_from_crypt_cpus, no_write_workqueue)
  * bypasses the stage. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "../common/log.h"
@@ -56,35 +57,48 @@ list_length (const struct wo_item *it)
   return n;
 }
 
-/* Under the lock: the lowest sector that may still arrive before the
- * round is written: chunks in crypto, and arrivals since it was taken. */
-static uint64_t
-lowest_pending_locked (const struct writeout *wo)
+/* Under the lock: into *FIRST the first position, in the policy's
+ * order, of a chunk that may still arrive before the round is written:
+ * chunks in crypto, and arrivals since it was taken.  A position is a
+ * sector's distance from ORIGIN (0, or the head for a sweeping policy)
+ * modulo 2^64, so that the sectors behind the head of a sweep come last
+ * (the one just behind it at UINT64_MAX).  false: none may arrive. */
+static bool
+first_pending_locked (const struct writeout *wo, uint64_t origin,
+                      uint64_t *first)
 {
   const struct chunk *c;
   const struct wo_item *it;
-  uint64_t low = UINT64_MAX;
+  bool any = false;
 
   for (c = wo->encrypting; c; c = c->pend_next)
-    if (c->wo.sector < low)
-      low = c->wo.sector;
+    if (!any || c->wo.sector - origin < *first) {
+      *first = c->wo.sector - origin;
+      any = true;
+    }
   for (it = wo->head; it; it = it->next)
-    if (it->sector < low)
-      low = it->sector;
-  return low;
+    if (!any || it->sector - origin < *first) {
+      *first = it->sector - origin;
+      any = true;
+    }
+  return any;
 }
 
 /* Under the lock: splits the ordered BATCH into the prefix that may go
- * now (returned) and the rest, prepended to the held list. */
+ * now (returned: at most the policy's max_round chunks) and the rest,
+ * prepended to the held list. */
 static struct wo_item *
 split_batch_locked (struct writeout *wo, struct wo_item *batch)
 {
-  uint64_t limit = UINT64_MAX;
+  uint64_t origin = wo->policy->sweeps_from_head ? wo->last_end : 0;
+  uint64_t limit = 0;
+  unsigned room = wo->policy->max_round ? wo->policy->max_round : UINT_MAX;
   struct wo_item *head = batch, **link = &head;
+  bool hold = wo->policy->hold_for_encrypting
+    && first_pending_locked (wo, origin, &limit);
 
-  if (wo->policy->hold_for_encrypting)
-    limit = lowest_pending_locked (wo);
-  while (*link && (*link)->sector < limit)
+  while (*link && (!hold || (*link)->sector - origin < limit)
+         && room-- > 0)
     link = &(*link)->next;
   wo->held = concat (*link, wo->held);
   *link = NULL;
@@ -148,7 +162,7 @@ run_rounds_locked (struct engine *e, unsigned max, bool crypter)
     if (batch == NULL)
       return ROUNDS_EMPTY;
     pthread_mutex_unlock (&wo->lock);
-    batch = wo->policy->order (wo->state, batch);
+    batch = wo->policy->order (wo->state, batch, wo->last_end);
     pthread_mutex_lock (&wo->lock);
     batch = split_batch_locked (wo, batch);
     if (batch == NULL) {

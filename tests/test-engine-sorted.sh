@@ -2,7 +2,8 @@
 # The sorted write-out policy, as "dm crypt: sort writes" (Linux 4.0):
 # an nbdcopy of 256 MiB with 64 requests in flight and workers=2 must
 # reach the backend with >= 99% of its writes starting exactly where the
-# previous one ended; fifo (completion order) measurably less.  The
+# previous one ended; fifo (completion order) measurably less; batch
+# (sorted sweeps from the head, rounds capped) as sorted.  The
 # trace is the judge (tools/dmcrypt-trace), and the data must be intact.
 # One connection: nbdcopy gives each connection its own region, which
 # would be several interleaved streams.  The flags that bypass the
@@ -50,13 +51,17 @@ check_trace_layout ()  # blkparse's header and tail on every line
 
 run_copy sorted
 run_copy fifo
+run_copy batch
 check_trace_layout "$tmp/trace.sorted"
 sorted=$("$analyser" --quiet "$tmp/trace.sorted")
 fifo=$("$analyser" --quiet "$tmp/trace.fifo")
-echo "sequential backend writes: sorted $sorted, fifo $fifo"
+batch=$("$analyser" --quiet "$tmp/trace.batch")
+echo "sequential backend writes: sorted $sorted, fifo $fifo, batch $batch"
 "$analyser" "$tmp/trace.sorted"
 writes=$(awk '$6 == "D" && $7 == "W"' "$tmp/trace.sorted" | wc -l)
 [ "$writes" -eq $(( size_mib * 8 )) ] \
   || fail "expected $(( size_mib * 8 )) 128 KiB backend writes, got $writes"
 awk -v s="$sorted" -v f="$fifo" 'BEGIN { exit !(s >= 0.99 && f < s) }' \
   || fail "sorted must be >= 0.99 and above fifo"
+awk -v b="$batch" 'BEGIN { exit !(b >= 0.99) }' \
+  || fail "batch must be >= 0.99"

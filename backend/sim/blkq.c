@@ -305,6 +305,12 @@ blkq_new (const struct blkq_config *cfg)
   }
   if ((q = calloc (1, sizeof *q)) == NULL)
     return NULL;
+  /* One request in reserve: a failed allocation then means requests
+   * are queued or out at the device, and one will come back. */
+  if ((q->free = calloc (1, sizeof *q->free)) == NULL) {
+    free (q);
+    return NULL;
+  }
   q->cfg = *cfg;
   if (q->cfg.max_sectors == 0)
     q->cfg.max_sectors = BLKQ_MAX_SECTORS;

@@ -9,8 +9,8 @@
  * function of its calls and unit tests drive it with synthetic times.
  * Not thread-safe: the caller serialises every call on one queue,
  * blkq_rq_free included (it returns the request to the queue's free
- * list).  Insert and next cost O(log n) in the requests queued
- * (treaps); no allocation per bio: requests are recycled.
+ * list).  Insert and next take O(log n) expected time in the requests
+ * queued (treaps); no allocation per bio: requests are recycled.
  *
  * Flushes and discards are barriers: such a request is dispatched only
  * once everything inserted before it was, and nothing inserted after it
@@ -86,8 +86,10 @@ void blkq_free (struct blkq *q);
  * result is BLKQ_MERGED with *RQ the request.  Otherwise BIO becomes a
  * new request, BLKQ_INSERTED, or, when nr_requests requests are queued
  * already, BLKQ_FULL: nothing was done, the caller retries after a
- * blkq_next (or after a blkq_rq_free, in the unlikely case that memory
- * for a request could not be had). */
+ * blkq_next.  (Requests are recycled, and allocated only when more are
+ * alive than ever before; should that fail, BLKQ_FULL too: a request
+ * is kept in reserve, so some are queued or out at the device then, and
+ * the retry after blkq_next or blkq_rq_free finds one.) */
 enum blkq_result { BLKQ_INSERTED, BLKQ_MERGED, BLKQ_FULL };
 enum blkq_result blkq_insert (struct blkq *q, struct blkq_bio *bio,
                               uint64_t now, struct blkq_rq **rq);

@@ -1,11 +1,14 @@
 /* The engine's ordering guarantees, made deterministic by holding the
  * backend's writes: the sorted policy dispatches a round in ascending
- * sector order and fifo in arrival order; a write is acknowledged only
- * once its ciphertext is in the backend; FUA and flush sync; suspend
- * drains and holds; the in-flight cap bounds ciphertext buffers; a
- * policy swap while suspended takes effect. */
+ * sector order and fifo in arrival order; batch caps a round and sweeps
+ * upwards, so that lower arrivals never starve a chunk it left over,
+ * and a rewrite just behind its head still goes out; a write is
+ * acknowledged only once its ciphertext is in the backend; FUA and
+ * flush sync; suspend drains and holds; the in-flight cap bounds
+ * ciphertext buffers; a policy swap while suspended takes effect. */
 #include <unistd.h>
 
+#include "../../scheduler/policy.h"
 #include "engine-harness.h"
 
 #define SIZE (1 << 20)          /* bytes of plaintext */
@@ -128,6 +131,113 @@ round_order (const char *sched, bool expect_sorted)
   sector_cipher_free (c);
   backend_close (b);
   return ascending;
+}
+
+#define JOBS 5                  /* writes of 16 chunks behind a held one */
+
+/* 80 chunks queue behind a held write, in writes of 16 at shuffled
+ * offsets; on release they reach the backend ascending, in rounds of at
+ * most the policy's max_round.  Returns the largest round. */
+static unsigned
+round_cap (const char *sched)
+{
+  static const unsigned shuffled[JOBS] = { 3, 0, 4, 1, 2 };
+  static struct job jobs[JOBS + 1];
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, sched, 0);
+  struct mem *m = mem_of (b);
+  struct engine_stats st;
+  unsigned i;
+
+  mem_hold (b, true);
+  job_start (&jobs[0], e, 100 * CHUNK, CHUNK);
+  mem_wait_held (b, 1);
+  for (i = 0; i < JOBS; i++)
+    job_start (&jobs[i + 1], e, shuffled[i] * 16 * CHUNK, 16 * CHUNK);
+  wait_queued (e, JOBS * 16);
+  mem_hold (b, false);
+  for (i = 0; i <= JOBS; i++)
+    job_join (&jobs[i]);
+  REQUIRE (m->nlog == JOBS * 16 + 1, "%u writes reached the backend",
+           m->nlog);
+  for (i = 1; i <= JOBS * 16; i++)
+    REQUIRE (m->log[i] == (i - 1) * CHUNK, "%s: dispatch %u at %llu", sched,
+             i, (unsigned long long) m->log[i]);
+  engine_get_stats (e, &st);
+  printf ("%s: %u chunks queued at once: rounds %llu, the largest %u "
+          "chunks\n", sched, JOBS * 16, (unsigned long long) st.rounds - 1,
+          st.batch_max);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+  return st.batch_max;
+}
+
+#define SWEEP_ROUNDS 50
+
+/* The stage's part played by hand: a chunk at the top waits while, each
+ * round, more chunks than a round takes arrive below everything before;
+ * every round orders what was left plus the arrivals and dispatches the
+ * first CAP.  Returns the round the top chunk went in (0: never). */
+static unsigned
+top_chunk_round (const struct writeout_policy *p, unsigned cap)
+{
+  static struct wo_item items[1 + SWEEP_ROUNDS * 65];
+  void *state = p->create ? p->create () : NULL;
+  struct wo_item *left, **tail, *it;
+  uint64_t low = 1 << 30, head = UINT64_MAX;
+  unsigned round, i, n = 0, found = 0;
+
+  REQUIRE (cap < 65 && (state || !p->create), "%s: create", p->name);
+  items[n] = (struct wo_item) { .sector = 1ULL << 40, .nsect = 8 };
+  left = &items[n++];
+  for (round = 1; round <= SWEEP_ROUNDS && !found; round++) {
+    for (tail = &left; *tail; tail = &(*tail)->next)
+      ;
+    for (i = 0; i <= cap; i++) {
+      low -= 8;
+      items[n] = (struct wo_item) { .sector = low, .nsect = 8 };
+      *tail = &items[n++];
+      tail = &(*tail)->next;
+    }
+    left = p->order (state, left, head);
+    for (i = 0, it = left; i < cap; i++, it = it->next) {
+      if (it == &items[0])
+        found = round;
+      head = it->sector + it->nsect;
+    }
+    left = it;
+  }
+  if (p->destroy)
+    p->destroy (state);
+  return found;
+}
+
+/* A sweeping policy puts the sector just behind the head last in its
+ * order (position UINT64_MAX); a rewrite of the last sector written
+ * must still go out, with nothing else pending. */
+static void
+test_rewrite_behind_head (const char *sched)
+{
+  static struct job j;
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, sched, 0);
+  unsigned i;
+
+  memset (j.data, 1, 512);
+  REQUIRE (engine_write (e, j.data, 512, 8 * CHUNK, false) == 0, "write");
+  job_start (&j, e, 8 * CHUNK, 512);
+  for (i = 0; i < 2000 && !job_done (&j); i++)
+    usleep (10000);
+  REQUIRE (job_done (&j), "%s: a rewrite of the last sector written never "
+           "completed", sched);
+  job_join (&j);
+  REQUIRE (mem_of (b)->nlog == 2, "two writes");
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
 }
 
 /* Acknowledged means in the backend; FUA and flush reach its sync. */
@@ -291,8 +401,23 @@ main (void)
 {
   unsigned sorted = round_order ("sorted", true);
   unsigned fifo = round_order ("fifo", false);
+  unsigned batch = round_order ("batch", true);
+  unsigned cap = writeout_policy_batch.max_round, top, top_sorted;
 
   REQUIRE (sorted == NWRITES - 1 && fifo < sorted, "sorted beats fifo");
+  REQUIRE (batch == sorted, "batch sorts a small round as sorted does");
+  REQUIRE (cap > 0 && cap < JOBS * 16, "batch caps a round at %u", cap);
+  REQUIRE (round_cap ("sorted") == JOBS * 16, "sorted: one round");
+  REQUIRE (round_cap ("batch") == cap, "batch: rounds of at most %u", cap);
+  top = top_chunk_round (&writeout_policy_batch, cap);
+  top_sorted = top_chunk_round (&writeout_policy_sorted, cap);
+  printf ("a chunk left over, %u lower ones arriving per round of %u: "
+          "batch dispatches it in round %u, sorted order with the same cap "
+          "in round %u (0: not in %u)\n", cap + 1, cap, top, top_sorted,
+          SWEEP_ROUNDS);
+  REQUIRE (top == 2 && top_sorted == 0, "the sweep reaches a left-over "
+           "chunk (round %u; sorted %u)", top, top_sorted);
+  test_rewrite_behind_head ("batch");
   test_ack_fua_flush ();
   test_suspend ();
   test_backpressure ();

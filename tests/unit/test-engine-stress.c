@@ -133,6 +133,7 @@ main (void)
 {
   run ("sorted", 0, 512, 8192);
   run ("fifo", 0, 4096, 16384);
+  run ("batch", 0, 512, 4096);
   run ("sorted", CT_SAME_CPU_CRYPT, 4096, 8192);
   run ("sorted", CT_SUBMIT_FROM_CRYPT_CPUS, 512, 4096);
   run ("fifo", CT_NO_READ_WORKQUEUE | CT_NO_WRITE_WORKQUEUE, 512, 8192);

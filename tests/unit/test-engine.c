@@ -22,6 +22,7 @@ static const struct setup setups[] = {
   { "default", NULL, 0, 0, 0, false },
   { "fifo, 3 workers", "fifo", 0, 3, 0, false },
   { "sorted, 1 worker, 4K chunks", "sorted", 0, 1, 4096, false },
+  { "batch, 2 workers, 4K chunks", "batch", 0, 2, 4096, false },
   { "offload all, 8K chunks", "sorted", 0, 2, 8192, true },
   { "no_read_workqueue", NULL, CT_NO_READ_WORKQUEUE, 2, 16384, false },
   { "no_write_workqueue", NULL, CT_NO_WRITE_WORKQUEUE, 2, 16384, false },
