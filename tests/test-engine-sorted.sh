@@ -22,13 +22,15 @@ table="0 $(( (size_mib + 1) * 2048 )) crypt aes-xts-plain64 $key 0 /dev/null 0"
 truncate -s $(( size_mib + 1 ))M "$tmp/img"
 head -c ${size_mib}M /dev/urandom > "$tmp/src"
 
+# device=none: the dispatch order is read at the image, also when a
+# suite forces a device model (whose block queue would merge chunks).
 run_copy ()  # run_copy SCHEDULER
 {
   rm -f "$tmp/trace.$1"
   timeout 300 nbdkit -U - "$plugin" file="$tmp/img" table="$table" \
     workers=2 scheduler="$1" trace="$tmp/trace.$1" \
     submit-from-crypt-cpus=0 no-write-workqueue=0 same-cpu-crypt=0 \
-    caller-crypt=1 max-write-size=128K \
+    caller-crypt=1 max-write-size=128K device=none \
     --run 'nbdcopy --requests=64 --connections=1 "$tmp/src" "$uri" &&
            nbdcopy --connections=1 "$uri" "$tmp/back.'"$1"'"' \
     || fail "scheduler=$1: nbdkit or nbdcopy failed"
