@@ -5,6 +5,8 @@
 #   make demo       make a LUKS2 demo image, serve it, write and read it
 #   make install    put the plugin in nbdkit's plugin directory
 #   make bench      benchmarks against the unencrypted export and peers
+#   make lab        the scheduling lab's experiments (docs/scheduling.md):
+#                   QUICK=1 for a few minutes, LAB_OUT=DIR (lab-results)
 #   make fuzz       libFuzzer fuzzers, FUZZ_SECONDS (60) each; fuzz-smoke: 10
 
 CC       ?= gcc
@@ -42,7 +44,8 @@ BINDIR    ?= /usr/local/bin
 
 .SECONDARY: $(STUBS)
 
-.PHONY: all check check-user check-unit demo install bench deps clean check-asan \
+.PHONY: all check check-user check-unit demo install bench lab deps clean \
+        check-asan \
         check-tsan man fuzz fuzz-smoke fuzz-build
 
 all: $(PLUGIN) $(TOOL_BINS) $(UNIT_BINS) man
@@ -156,6 +159,11 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	@tools/bench.sh
+
+# tools/lab reads QUICK, LAB_OUT and the other LAB_* settings from the
+# environment, where make puts command-line variables too.
+lab: $(PLUGIN) tools/dmcrypt-trace tools/seeker
+	@tools/lab $(LAB_EXPERIMENTS)
 
 install: $(PLUGIN)
 	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1 \

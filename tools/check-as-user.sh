@@ -15,7 +15,8 @@ work=$(mktemp -d /tmp/dmcrypt-user.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 0755 "$work"
 mkdir "$work/main" "$work/home"
-tar -cf - --exclude=.git --exclude=demo --exclude=bench-results . \
+tar -cf - --exclude=.git --exclude=demo --exclude=bench-results \
+  --exclude=lab-results . \
   | tar -xf - -C "$work/main"
 [ -d ../shared ] && ln -s "$(cd ../shared && pwd)" "$work/shared"
 chown -R "$uid:$gid" "$work/home"

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# make lab's driver, tools/lab, on tiny sizes and a fast model clock:
+# every experiment must run each of its runs, print a progress line per
+# run and its table, and write its CSV (the columns below, a number in
+# every figure), its trace summaries (a row per run, the busy fraction
+# of each) and, with gnuplot, its PNG plots.  Speeds are not judged:
+# at these sizes the host limits every run.
+source "$(dirname "$0")/functions.sh"
+requires_cmd nbdkit nbdcopy fio openssl numfmt
+[ -z "${DMCRYPT_SANITIZER:-}" ] \
+  || skip "the lab times a simulated device; under $DMCRYPT_SANITIZER the" \
+          "host is too slow for its runs to mean anything"
+fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
+plugin_built_or_fail
+analyser_built_or_fail
+[ -x "$topdir/tools/seeker" ] || fail "tools/seeker is not built: run make first"
+scratch
+
+lab=$topdir/tools/lab
+
+# Bad requests are refused before any run.
+"$lab" nosuch > "$tmp/bad.out" 2>&1 && fail "an unknown experiment ran"
+grep -q "no experiment 'nosuch'; there are: reorder randread starvation policies" \
+  "$tmp/bad.out" || { cat "$tmp/bad.out"; fail "no list of the experiments"; }
+LAB_SPEEDUP=fast "$lab" policies > "$tmp/bad.out" 2>&1 \
+  && fail "LAB_SPEEDUP=fast was accepted"
+grep -q 'LAB_SPEEDUP must be a positive number' "$tmp/bad.out" \
+  || fail "no reason for refusing LAB_SPEEDUP"
+"$lab" --list | grep -q '^  policies ' || fail "--list lacks policies"
+
+start=$SECONDS
+LAB_OUT="$tmp/out" LAB_WORKDIR="$tmp" LAB_SIZE=8M LAB_SECONDS=0.3 \
+  LAB_SPEEDUP=10 timeout 600 "$lab" > "$tmp/stdout" 2>&1
+rc=$?
+cat "$tmp/stdout"
+echo "tools/lab took $((SECONDS - start)) s"
+[ $rc -eq 0 ] || fail "tools/lab exited with $rc"
+ls -d "$tmp"/dmcrypt-lab.* 2>/dev/null && fail "work directory left behind"
+
+policies=$(nbdkit "$plugin" --dump-plugin | sed -n 's/^dmcrypt_schedulers=//p')
+[ -n "$policies" ] || fail "the plugin lists no schedulers"
+npolicies=$(wc -w <<< "$policies")
+
+# experiment, runs, CSV header, table headings (| between them).
+expect=(
+  "reorder 36 run,model,device_speed,scheduler,workers,nr_requests,elevator,setup,mib,mb_s,seq_pct,dispatches,busy_pct,limited_by,wall_s write-out|workers|nr-requests|elevator|MB/s|seq %|dispatches|busy %"
+  "randread 48 run,model,device_speed,system,test,setup,iops,mean_ms,p50_ms,p99_ms,vs_raw,device_depth,busy_pct,limited_by,wall_s model|test|system|IOPS|x raw|mean ms|p99 ms|depth|busy %"
+  "starvation 8 run,model,device_speed,max_write_size,elevator,setup,reads,read_p50_ms,read_p99_ms,read_max_ms,write_mb_s,busy_pct,limited_by,wall_s model|elevator|max-write-size|read p50 ms|read p99 ms|write MB/s|busy %"
+  "policies $npolicies run,model,device_speed,scheduler,mib,mb_s,seq_pct,dispatches,busy_pct,limited_by,wall_s model|policy|MB/s|seq %|busy %"
+)
+# Columns that hold a number in every row (seeker has no percentiles).
+figures_of ()
+{
+  case $1 in
+    reorder|policies) echo device_speed mb_s seq_pct dispatches busy_pct ;;
+    randread) echo device_speed iops mean_ms vs_raw device_depth busy_pct ;;
+    starvation) echo device_speed reads read_p50_ms read_p99_ms busy_pct ;;
+  esac
+}
+number='^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$'
+for e in "${expect[@]}"; do
+  read -r exp runs header headings <<< "$e"
+  csv=$tmp/out/$exp.csv
+  [ -s "$csv" ] || fail "no $exp.csv"
+  expect_equal "$exp.csv header" "$header" "$(head -n 1 "$csv")"
+  [ $(( $(wc -l < "$csv") - 1 )) -eq "$runs" ] \
+    || fail "$exp.csv has $(( $(wc -l < "$csv") - 1 )) rows, not $runs"
+  for c in $(figures_of "$exp"); do
+    bad=$(awk -F, -v c="$c" -v re="$number" '
+      NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+      !k || $k !~ re { print NR ": " $0; exit }' "$csv")
+    [ -z "$bad" ] || fail "$exp.csv: no number in $c at line $bad"
+  done
+  # The run ids are the trace summaries' trace column, one row each.
+  summary=$tmp/out/$exp-trace.csv
+  [ -s "$summary" ] || fail "no $exp-trace.csv"
+  head -n 1 "$summary" | grep -q '^trace,run,.*,busy_fraction,limited_by,' \
+    || fail "$exp-trace.csv is not dmcrypt-trace's summary"
+  expect_equal "$exp run ids" "$(cut -d, -f1 "$csv" | tail -n +2)" \
+    "$(cut -d, -f1 "$summary" | tail -n +2 | sed 's/\.trace$//')"
+  # The table, printed and kept: its headings, a row per run.
+  txt=$tmp/out/$exp.txt
+  [ -s "$txt" ] || fail "no $exp.txt"
+  IFS='|' read -r -a hs <<< "$headings"
+  for h in "${hs[@]}"; do
+    grep -q -F -- "$h" "$txt" || fail "$exp.txt lacks the heading '$h'"
+  done
+  grep -q -F "Experiment $exp:" "$tmp/stdout" || fail "$exp's table not printed"
+  grep -q -E "^\[1/$runs\] $exp: .*busy [0-9.]+ %" "$tmp/stdout" \
+    || fail "no progress line for $exp's first run"
+  grep -q -E "^\[$runs/$runs\] $exp: " "$tmp/stdout" \
+    || fail "no progress line for $exp's last run"
+  echo "ok: $exp: $runs runs, CSV, trace summaries and table"
+done
+grep -q '^target sorted >= 2.5x fifo' "$tmp/out/reorder.txt" \
+  || fail "reorder.txt reports no targets"
+
+if ! command -v gnuplot >/dev/null; then
+  echo "gnuplot is not installed: the PNG plots are not checked"
+else
+  pngs="reorder-throughput reorder-sequential reorder-fifo-sectors
+        reorder-sorted-sectors reorder-submit-from-crypt-cpus-sectors
+        reorder-sectors-zoom
+        randread-ratio randread-ssd randread-hdd
+        starvation-p99 starvation-writer policies-throughput"
+  for p in $policies; do pngs+=" policies-usb-$p-sectors"; done
+  for png in $pngs; do
+    f=$tmp/out/$png.png
+    [ -s "$f" ] || fail "no $png.png"
+    [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] \
+      || fail "$png.png is not a PNG"
+  done
+  echo "ok: $(wc -w <<< "$pngs") PNG plots"
+fi
+echo PASS
