@@ -1,5 +1,8 @@
-/* scheduler=fifo: dispatch in the order encryption finished, as dm-crypt
- * did before Linux 4.0 and as submit_from_crypt_cpus still does. */
+/* scheduler=fifo: the writer dispatches in the order encryption
+ * finished, without sorting.  (dm-crypt before Linux 4.0 had no writer:
+ * its crypting threads submitted their own writes, concurrently, as
+ * submit_from_crypt_cpus still does; docs/scheduling.md compares the
+ * three.) */
 #include <stddef.h>
 
 #include "policy.h"

@@ -5,6 +5,7 @@
  * free request.  simdev.c is the device side. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -94,13 +95,75 @@ insert_locked (struct sim *s, struct sim_bio *sb)
   pthread_cond_signal (&s->work);
 }
 
-void
-sim_submit (struct sim *s, struct sim_bio *sb)
+/* A piece of a split bio is done: the last one completes the whole
+ * (all pieces complete on the completer thread, one at a time). */
+static void
+piece_done (void *opaque, int err)
+{
+  struct sim_bio *piece = opaque, *whole = piece->user_opaque;
+  struct sim_bio *pieces = whole->pieces;
+
+  if (err && whole->err == 0)
+    whole->err = err;
+  if (--whole->pending > 0)
+    return;
+  free (pieces);
+  whole->done (whole->opaque, whole->err);
+}
+
+/* Under the lock: SB in pieces of at most max_sectors, as the kernel's
+ * block layer splits a bio beyond the queue's limit before it becomes a
+ * request.  Returns false (nothing done) when SB is not split. */
+static bool
+split_locked (struct sim *s, struct sim_bio *sb)
+{
+  uint32_t max = s->max_sectors, n, i, len;
+  struct sim_bio *p;
+
+  if ((sb->bio.op != DEV_READ && sb->bio.op != DEV_WRITE)
+      || sb->bio.nsect <= max)
+    return false;
+  n = (sb->bio.nsect + max - 1) / max;
+  if ((p = calloc (n, sizeof *p)) == NULL)
+    return false;               /* then one large request, as before */
+  sb->pieces = p;
+  sb->pending = n;
+  sb->err = 0;
+  for (i = 0; i < n; i++) {
+    len = i + 1 < n ? max : sb->bio.nsect - i * max;
+    p[i] = *sb;
+    p[i].bio.sector = sb->bio.sector + (uint64_t) i * max;
+    p[i].bio.nsect = len;
+    p[i].bio.next = NULL;
+    p[i].bio.opaque = &p[i];
+    p[i].rbuf = sb->rbuf ? (char *) sb->rbuf + (size_t) i * max * SECTOR
+      : NULL;
+    p[i].wbuf = sb->wbuf ? (const char *) sb->wbuf
+      + (size_t) i * max * SECTOR : NULL;
+    p[i].done = piece_done;
+    p[i].opaque = &p[i];
+    p[i].user_opaque = sb;
+    p[i].pieces = NULL;
+  }
+  for (i = 0; i < n; i++)
+    insert_locked (s, &p[i]);
+  return true;
+}
+
+static void
+submit_locked (struct sim *s, struct sim_bio *sb)
 {
   sb->bio.opaque = sb;
   sb->bio.next = NULL;
+  if (!split_locked (s, sb))
+    insert_locked (s, sb);
+}
+
+void
+sim_submit (struct sim *s, struct sim_bio *sb)
+{
   pthread_mutex_lock (&s->lock);
-  insert_locked (s, sb);
+  submit_locked (s, sb);
   pthread_mutex_unlock (&s->lock);
 }
 
@@ -129,9 +192,8 @@ sim_io (struct sim *s, enum dev_op op, void *rbuf, const void *wbuf,
   };
 
   sb.opaque = &sb;
-  sb.bio.opaque = &sb;
   pthread_mutex_lock (&s->lock);
-  insert_locked (s, &sb);
+  submit_locked (s, &sb);
   while (!sb.finished)
     pthread_cond_wait (&s->synced, &s->lock);
   pthread_mutex_unlock (&s->lock);

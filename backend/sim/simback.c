@@ -259,6 +259,7 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
   s->lower = lower;
   s->model = device_model_find (cfg->device);
   s->tags = s->model->queue_depth;
+  s->max_sectors = MAX_SECTORS;
   s->speed = cfg->speed > 0 ? cfg->speed : 1;
   values = model_values (s->model, cfg->device_params);
   if (values == NULL)

@@ -30,6 +30,8 @@ struct sim_bio
   void *user_opaque;
   int err;
   bool finished;                /* a synchronous IO's: under the lock */
+  struct sim_bio *pieces;       /* a bio split at max_sectors: its parts */
+  unsigned pending;             /* ...not complete yet */
 };
 
 /* A request the device is working on. */
@@ -46,6 +48,7 @@ struct sim
   const struct device_model *model;
   void *mstate;
   unsigned tags;                /* the device's queue depth */
+  uint32_t max_sectors;         /* larger bios are split (sectors) */
   struct blkq *q;
   double speed;                 /* model ns per wall ns */
   struct timespec start;        /* CLOCK_MONOTONIC at model time 0 */

@@ -79,27 +79,32 @@ reorder_value ()  # reorder_value SCHED WORKERS NR ELEVATOR COLUMN
       && $col["elevator"] == e { print $col[c]; exit }' "$csv"
 }
 
-# The issue's targets, reported (never asserted) under the table.
+# The targets, reported (never asserted) under the table.  The 2015
+# kernel (< 4.0) had no write-out thread: its crypting threads submitted
+# their own writes, which is submit-from-crypt-cpus here; fifo keeps
+# 4.0's writer without its sort, and is reported beside it.
 reorder_targets ()
 {
-  local fifo sorted deep submit
+  local fifo sorted deep pre4 pre4deep
   fifo=$(reorder_value fifo 4 default none mb_s)
   sorted=$(reorder_value sorted 4 default none mb_s)
   deep=$(reorder_value fifo 4 4096 deadline mb_s)
-  submit=$(reorder_value submit-from-crypt-cpus 4 default none mb_s)
-  lab_note "$(awk -v f="$fifo" -v s="$sorted" -v d="$deep" -v c="$submit" \
-                  -v seq=$usb_seq_write '
+  pre4=$(reorder_value submit-from-crypt-cpus 4 default none mb_s)
+  pre4deep=$(reorder_value submit-from-crypt-cpus 4 4096 deadline mb_s)
+  lab_note "$(awk -v f="$fifo" -v s="$sorted" -v d="$deep" -v c="$pre4" \
+                  -v cd="$pre4deep" -v seq=$usb_seq_write '
     function ok(c) { return c ? "met" : "MISSED" }
+    function bad(x) { return x == "" || x == "NA" }
     BEGIN {
-      if (f == "NA" || s == "NA" || d == "NA" || f == "" || s == "" || d == "") {
+      if (bad(f) || bad(s) || bad(d) || bad(c) || bad(cd)) {
         print "targets: not computed (a run failed)"; exit }
-      printf "target sorted >= 2.5x fifo (4 workers, default queue): %.2fx, %s\n", \
-        s / f, ok(s >= 2.5 * f)
+      printf "target sorted >= 2.5x the pre-4.0 submission (submit-from-crypt-cpus, 4 workers, default queue): %.2fx, %s\n", \
+        s / c, ok(s >= 2.5 * c)
       printf "target sorted >= 0.9 of the model'"'"'s %d MB/s: %.2f, %s\n", \
         seq, s / seq, ok(s >= 0.9 * seq)
-      printf "target fifo with nr-requests 4096 + deadline between fifo and sorted: %.1f MB/s (fifo %.1f, sorted %.1f), %s\n", \
-        d, f, s, ok(d > 1.1 * f && d < 0.95 * s)
-      if (c != "" && c != "NA")
-        printf "(sorted over submit-from-crypt-cpus, 4 workers, default queue: %.2fx)", s / c
+      printf "target pre-4.0 submission with nr-requests 4096 + deadline between it and sorted: %.1f MB/s (pre-4.0 %.1f, sorted %.1f), %s\n", \
+        cd, c, s, ok(cd > 1.1 * c && cd < 0.95 * s)
+      printf "(fifo, the writer without its sort: sorted %.2fx over it; with nr-requests 4096 + deadline %.1f MB/s)", \
+        s / f, d
     }')"
 }
