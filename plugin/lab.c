@@ -16,14 +16,20 @@ device_wanted (void)
   return params.device && strcmp (params.device, "none") != 0;
 }
 
-int
-lab_check_params (void)
+static struct sim_config
+lab_config (void)
 {
-  struct sim_config cfg = {
+  return (struct sim_config) {
     .device = params.device, .device_params = params.device_params,
     .speed = params.device_speed, .nr_requests = params.nr_requests,
     .elevator = params.elevator,
   };
+}
+
+int
+lab_check_params (void)
+{
+  struct sim_config cfg = lab_config ();
 
   if (!device_wanted ()) {
     /* An explicit device=none says the rest does not apply (a test may
@@ -43,11 +49,7 @@ lab_check_params (void)
 int
 lab_wrap_backend (void)
 {
-  struct sim_config cfg = {
-    .device = params.device, .device_params = params.device_params,
-    .speed = params.device_speed, .nr_requests = params.nr_requests,
-    .elevator = params.elevator,
-  };
+  struct sim_config cfg = lab_config ();
   struct backend *sim;
 
   if (!device_wanted ())
