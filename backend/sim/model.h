@@ -41,6 +41,10 @@ struct device_model
   const char *summary;                 /* one line */
   unsigned queue_depth;                /* device tags: hdd 32 (NCQ), usb 1,
                                           ssd 32 */
+  /* The largest request the device takes, 512-byte sectors (the
+   * queue's max_sectors: bios beyond it are split, merges stop at it);
+   * 0: Linux's default max_sectors_kb, 1280 KiB. */
+  uint32_t max_sectors;
   const struct model_param *params;    /* defaults, NULL-key terminated */
   /* PARAMS: the defaults overridden by the user's values (same order,
    * same units).  Returns state, or NULL with a one-line reason in WHY. */

@@ -215,7 +215,7 @@ static int
 make_queue (struct sim *s, const struct sim_config *cfg)
 {
   struct blkq_config qc = {
-    .max_sectors = MAX_SECTORS, .read_expire = READ_EXPIRE_NS,
+    .max_sectors = s->max_sectors, .read_expire = READ_EXPIRE_NS,
     .write_expire = WRITE_EXPIRE_NS, .fifo_batch = FIFO_BATCH,
   };
 
@@ -259,7 +259,8 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
   s->lower = lower;
   s->model = device_model_find (cfg->device);
   s->tags = s->model->queue_depth;
-  s->max_sectors = MAX_SECTORS;
+  s->max_sectors = s->model->max_sectors ? s->model->max_sectors
+    : MAX_SECTORS;
   s->speed = cfg->speed > 0 ? cfg->speed : 1;
   values = model_values (s->model, cfg->device_params);
   if (values == NULL)

@@ -202,6 +202,9 @@ const struct device_model device_model_usb = {
   .name = "usb",
   .summary = "cheap USB stick: block-mapped FTL, disorder costs merges",
   .queue_depth = 1,
+  /* usb-storage's limit (120 KiB: drivers/usb/storage/scsiglue.c),
+   * the 240-sector writes of the 2015 blktrace. */
+  .max_sectors = 240,
   .params = usb_params,
   .create = usb_create,
   .destroy = usb_destroy,
