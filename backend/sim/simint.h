@@ -64,6 +64,7 @@ struct sim
   unsigned nheap;
   unsigned busy;                /* tags in use, dispatching included */
   uint64_t busy_since;          /* model ns when BUSY last left 0 */
+  uint64_t freed_at;            /* model ns the last tag came free */
   bool stopping, dispatcher_done;
   unsigned threads;             /* 1: dispatcher, 2: and completer */
   pthread_t dispatcher, completer;

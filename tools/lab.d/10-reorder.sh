@@ -13,7 +13,7 @@
 # it at once, with no write-out stage at all: as before Linux 4.0, many
 # submitters then contend for the block queue's free requests.
 
-reorder_speed=1          # usb: the host keeps up (busy >= 95 %) when loaded
+reorder_speed=0.5        # usb: the host keeps up with its 120 KiB commands
 usb_seq_write=170        # MB/s: the usb model's seq-write default
                          # (docs/device-models.md), the best a stream gets
 

@@ -12,7 +12,7 @@
 
 # Models and their device-speed (busy >= 95 % at the full size here).
 policy_models=${LAB_POLICY_MODELS:-usb}
-declare -A policy_speed=([usb]=1 [hdd]=2 [ssd]=0.1)
+declare -A policy_speed=([usb]=0.5 [hdd]=2 [ssd]=0.1)
 # Plugin arguments common to every run (a policy's run adds scheduler=).
 policy_args=(workers=4)
 # Every policy the plugin has, or those of LAB_POLICIES.
