@@ -43,7 +43,7 @@ npolicies=$(wc -w <<< "$policies")
 
 # experiment, runs, CSV header, table headings (| between them).
 expect=(
-  "reorder 36 run,model,device_speed,scheduler,workers,nr_requests,elevator,setup,mib,mb_s,seq_pct,dispatches,busy_pct,limited_by,wall_s write-out|workers|nr-requests|elevator|MB/s|seq %|dispatches|busy %"
+  "reorder 54 run,model,device_speed,scheduler,workers,nr_requests,elevator,setup,mib,mb_s,seq_pct,dispatches,busy_pct,limited_by,wall_s write-out|workers|nr-requests|elevator|MB/s|seq %|dispatches|busy %"
   "randread 48 run,model,device_speed,system,test,setup,iops,mean_ms,p50_ms,p99_ms,vs_raw,device_depth,busy_pct,limited_by,wall_s model|test|system|IOPS|x raw|mean ms|p99 ms|depth|busy %"
   "starvation 8 run,model,device_speed,max_write_size,elevator,setup,reads,read_p50_ms,read_p99_ms,read_max_ms,write_mb_s,busy_pct,limited_by,wall_s model|elevator|max-write-size|read p50 ms|read p99 ms|write MB/s|busy %"
   "policies $npolicies run,model,device_speed,scheduler,mib,mb_s,seq_pct,dispatches,busy_pct,limited_by,wall_s model|policy|MB/s|seq %|busy %"

@@ -68,6 +68,9 @@ extern const struct device_model device_model_hdd, device_model_usb,
 const struct device_model *device_model_find (const char *name); /* NULL:
                                                                     unknown */
 const char *device_model_names (void);              /* "hdd usb ssd" */
+/* MODEL's max_sectors, or the default's 2560 (1280 KiB) when it has
+ * none. */
+uint32_t device_model_max_sectors (const struct device_model *model);
 size_t model_param_count (const struct device_model *model);
 
 /* backend/sim/params.c: "k=v,k=v" or "+FILE" (k=v per line, # comments)

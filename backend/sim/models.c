@@ -23,6 +23,12 @@ device_model_find (const char *name)
   return NULL;
 }
 
+uint32_t
+device_model_max_sectors (const struct device_model *model)
+{
+  return model->max_sectors ? model->max_sectors : 2560;
+}
+
 static char names[128];
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 

@@ -286,8 +286,9 @@ model_params_describe (const struct device_model *model, FILE *fp)
   const struct model_param *p;
   char value[32];
 
-  fprintf (fp, "%s: %s (queue depth %u)\n", model->name, model->summary,
-           model->queue_depth);
+  fprintf (fp, "%s: %s (queue depth %u, requests up to %u KiB)\n",
+           model->name, model->summary, model->queue_depth,
+           device_model_max_sectors (model) / 2);
   for (p = model->params; p->key; p++) {
     if (strcmp (p->unit, "bool") == 0)
       snprintf (value, sizeof value, "%s", p->value ? "on" : "off");

@@ -13,7 +13,6 @@
 #define READ_EXPIRE_NS  500000000ULL
 #define WRITE_EXPIRE_NS 5000000000ULL
 #define FIFO_BATCH      16
-#define MAX_SECTORS     2560            /* 1280 KiB: max_sectors_kb */
 #define MAX_NR_REQUESTS 65536
 
 static int
@@ -259,8 +258,7 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
   s->lower = lower;
   s->model = device_model_find (cfg->device);
   s->tags = s->model->queue_depth;
-  s->max_sectors = s->model->max_sectors ? s->model->max_sectors
-    : MAX_SECTORS;
+  s->max_sectors = device_model_max_sectors (s->model);
   s->speed = cfg->speed > 0 ? cfg->speed : 1;
   values = model_values (s->model, cfg->device_params);
   if (values == NULL)

@@ -7,7 +7,8 @@
 # could put more of the stream back in order); Linux 4.0's sorted
 # write-out gave 144 MB/s.  Here: the same stream (nbdcopy, one
 # connection, 64 requests in flight) through scheduler=fifo and sorted,
-# 1, 2 and 4 workers, the block queue at its default depth and at 4096,
+# 1, 2 and 4 workers, the block queue at its default depth, at 128 (the
+# old single-queue default the 2015 kernel ran with) and at 4096,
 # without an elevator and with deadline.  And the same with
 # submit-from-crypt-cpus, where the thread that encrypted a write submits
 # it at once, with no write-out stage at all: as before Linux 4.0, many
@@ -19,7 +20,7 @@ usb_seq_write=170        # MB/s: the usb model's seq-write default
 
 reorder_variants="fifo sorted submit-from-crypt-cpus"
 reorder_workers="1 2 4"
-reorder_queues="default/none 4096/none default/deadline 4096/deadline"
+reorder_queues="default/none 128/none 4096/none default/deadline 128/deadline 4096/deadline"
 
 experiment ()
 {
@@ -79,10 +80,10 @@ reorder_value ()  # reorder_value SCHED WORKERS NR ELEVATOR COLUMN
       && $col["elevator"] == e { print $col[c]; exit }' "$csv"
 }
 
-# The targets, reported (never asserted) under the table.  The 2015
-# kernel (< 4.0) had no write-out thread: its crypting threads submitted
-# their own writes, which is submit-from-crypt-cpus here; fifo keeps
-# 4.0's writer without its sort, and is reported beside it.
+# The targets, reported (never asserted) under the table, as the lab's
+# brief states them (against fifo) and against the submission of the
+# 2015 kernel (< 4.0), which had no write-out thread: its crypting
+# threads submitted their own writes, submit-from-crypt-cpus here.
 reorder_targets ()
 {
   local fifo sorted deep pre4 pre4deep
@@ -95,16 +96,19 @@ reorder_targets ()
                   -v cd="$pre4deep" -v seq=$usb_seq_write '
     function ok(c) { return c ? "met" : "MISSED" }
     function bad(x) { return x == "" || x == "NA" }
+    function between(x, lo, hi) { return x > 1.1 * lo && x < 0.95 * hi }
     BEGIN {
       if (bad(f) || bad(s) || bad(d) || bad(c) || bad(cd)) {
         print "targets: not computed (a run failed)"; exit }
-      printf "target sorted >= 2.5x the pre-4.0 submission (submit-from-crypt-cpus, 4 workers, default queue): %.2fx, %s\n", \
+      printf "target sorted >= 2.5x fifo (4 workers, default queue): %.2fx, %s\n", \
+        s / f, ok(s >= 2.5 * f)
+      printf "  against the pre-4.0 submission (submit-from-crypt-cpus): %.2fx, %s\n", \
         s / c, ok(s >= 2.5 * c)
       printf "target sorted >= 0.9 of the model'"'"'s %d MB/s: %.2f, %s\n", \
         seq, s / seq, ok(s >= 0.9 * seq)
-      printf "target pre-4.0 submission with nr-requests 4096 + deadline between it and sorted: %.1f MB/s (pre-4.0 %.1f, sorted %.1f), %s\n", \
-        cd, c, s, ok(cd > 1.1 * c && cd < 0.95 * s)
-      printf "(fifo, the writer without its sort: sorted %.2fx over it; with nr-requests 4096 + deadline %.1f MB/s)", \
-        s / f, d
+      printf "target fifo with nr-requests 4096 + deadline between fifo and sorted: %.1f MB/s (fifo %.1f, sorted %.1f), %s\n", \
+        d, f, s, ok(between(d, f, s))
+      printf "  the pre-4.0 submission with 4096 + deadline: %.1f MB/s (pre-4.0 %.1f, sorted %.1f), %s", \
+        cd, c, s, ok(between(cd, c, s))
     }')"
 }
