@@ -21,7 +21,7 @@ ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \
              -D_GNU_SOURCE $(PKG_CFLAGS) $(CFLAGS) $(SANFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -pthread -lm
 
-CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c backend/sim/*.c \
+CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c backend/sim/*.c dm/*.c \
                                scheduler/*.c luks/*.c control/*.c))
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 CORE_LIB   = common/libdmcore.a

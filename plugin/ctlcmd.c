@@ -13,7 +13,6 @@
 
 #include "control.h"
 #include "dmcrypt.h"
-#include "live.h"
 
 #define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
 
@@ -72,10 +71,10 @@ add_uuid (struct ctl_message *rep)
 static int
 cmd_info (const struct ctl_message *req, struct ctl_message *rep)
 {
-  struct live_state s;
+  struct dm_state s;
 
   (void) req;
-  live_get_state (&s);
+  dm_get_state (volume.dm, &s);
   ctl_add (rep, "name", control_name ());
   ctl_add (rep, "type", volume_type ());
   ctl_add (rep, "image", params.file);
@@ -84,7 +83,7 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   ctl_addf (rep, "readonly", "%d", s.readonly);
   ctl_addf (rep, "live", "%d", 1);
   ctl_addf (rep, "inactive", "%d", s.inactive);
-  ctl_addf (rep, "open", "%u", atomic_load (&open_count));
+  ctl_addf (rep, "open", "%u", s.open);
   /* dm-crypt raises no dm events: the kernel shows 0, even after a
    * table swap. */
   ctl_addf (rep, "event", "%u", 0u);
@@ -103,8 +102,8 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
 static int
 cmd_table (const struct ctl_message *req, struct ctl_message *rep)
 {
-  char *line = live_format_table (ctl_get_bool (req, "inactive"),
-                                  ctl_get_bool (req, "showkeys"));
+  char *line = dm_format_table (volume.dm, ctl_get_bool (req, "inactive"),
+                                ctl_get_bool (req, "showkeys"));
   int r;
 
   /* No inactive table: dmsetup prints nothing and succeeds. */
@@ -119,10 +118,10 @@ static void
 add_stats (struct ctl_message *rep)
 {
   struct engine_stats st;
-  struct live_state s;
+  struct dm_state s;
 
-  live_get_state (&s);
-  live_get_stats (&st);
+  dm_get_state (volume.dm, &s);
+  dm_get_stats (volume.dm, &st);
 #define U64(f) ctl_addf (rep, "stat." #f, "%" PRIu64, (uint64_t) st.f)
   U64 (reads); U64 (writes); U64 (zeros); U64 (trims); U64 (flushes);
   U64 (read_bytes); U64 (write_bytes); U64 (read_chunks);
@@ -133,18 +132,20 @@ add_stats (struct ctl_message *rep)
   U64 (buffers_max);
 #undef U64
   ctl_addf (rep, "stat.inflight", "%u", s.inflight);
-  ctl_addf (rep, "stat.open", "%u", atomic_load (&open_count));
-  ctl_add (rep, "stat.scheduler", params.scheduler ? params.scheduler
-           : "sorted");
-  ctl_addf (rep, "stat.workers", "%u", params.workers);
+  ctl_addf (rep, "stat.open", "%u", s.open);
+  ctl_add (rep, "stat.scheduler", s.scheduler);
+  ctl_addf (rep, "stat.workers", "%u", s.workers);
 }
 
 static int
 cmd_status (const struct ctl_message *req, struct ctl_message *rep)
 {
+  struct dm_state s;
+
   /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, so
    * the line ends with the separating space. */
-  ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", volume.table.length);
+  dm_get_state (volume.dm, &s);
+  ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
   if (ctl_get_bool (req, "stats"))
     add_stats (rep);
   return 0;
@@ -152,48 +153,50 @@ cmd_status (const struct ctl_message *req, struct ctl_message *rep)
 
 static int
 cmd_reload (const struct ctl_message *req, struct ctl_message *rep,
-            struct live_err *err)
+            struct dm_err *err)
 {
-  struct live_reload r = {
+  struct dm_reload r = {
     .line = ctl_get (req, "table"),
     .readonly = ctl_get_bool (req, "readonly"),
     .force = ctl_get_bool (req, "force"),
-    .scheduler = ctl_get (req, "scheduler"),
+    .tun.scheduler = ctl_get (req, "scheduler"),
   };
   uint64_t workers;
 
   (void) rep;
   if (r.line == NULL) {
-    live_fail (err, EINVAL, "reload: no table given");
+    dm_fail (err, EINVAL, "reload: no table given");
     return -1;
   }
   if (ctl_get (req, "workers")) {
-    if (ctl_get_u64 (req, "workers", &workers) == -1 || workers > 1024) {
-      live_fail (err, EINVAL, "workers: must be between 1 and 1024");
+    if (ctl_get_u64 (req, "workers", &workers) == -1
+        || workers > DM_MAX_WORKERS) {
+      dm_fail (err, EINVAL, "workers: must be between 1 and %d",
+               DM_MAX_WORKERS);
       return -1;
     }
-    r.set_workers = true;
-    r.workers = workers;
+    r.tun.set_workers = true;
+    r.tun.workers = workers;
   }
-  return live_reload (&r, err);
+  return dm_reload (volume.dm, &r, err);
 }
 
 static int
-cmd_message (const struct ctl_message *req, struct live_err *err)
+cmd_message (const struct ctl_message *req, struct dm_err *err)
 {
   const char *text = ctl_get (req, "text");
   uint64_t sector;
 
   if (text == NULL || ctl_get_u64 (req, "sector", &sector) == -1) {
-    live_fail (err, EINVAL, "message: sector and text are needed");
+    dm_fail (err, EINVAL, "message: sector and text are needed");
     return -1;
   }
-  return live_message (sector, text, err);
+  return dm_message (volume.dm, sector, text, err);
 }
 
 static int
 run (const char *op, const struct ctl_message *req, struct ctl_message *rep,
-     struct live_err *err)
+     struct dm_err *err)
 {
   if (strcmp (op, "info") == 0)
     return cmd_info (req, rep);
@@ -204,33 +207,33 @@ run (const char *op, const struct ctl_message *req, struct ctl_message *rep,
   if (strcmp (op, "reload") == 0)
     return cmd_reload (req, rep, err);
   if (strcmp (op, "clear") == 0) {
-    live_clear ();
+    dm_clear (volume.dm);
     return 0;
   }
   if (strcmp (op, "suspend") == 0)
-    return live_suspend (ctl_get_bool (req, "noflush"), err);
+    return dm_suspend (volume.dm, ctl_get_bool (req, "noflush"), err);
   if (strcmp (op, "resume") == 0)
-    return live_resume (err);
+    return dm_resume (volume.dm, err);
   if (strcmp (op, "message") == 0)
     return cmd_message (req, err);
-  live_fail (err, EINVAL, "unknown operation '%.32s'", op);
+  dm_fail (err, EINVAL, "unknown operation '%.32s'", op);
   return -1;
 }
 
 void
 ctlcmd_dispatch (const struct ctl_message *req, struct ctl_message *rep)
 {
-  struct live_err err = { .errnum = 0 };
+  struct dm_err err = { .errnum = 0 };
   const char *op = ctl_get (req, "op");
 
   if (op == NULL)
-    live_fail (&err, EINVAL, "no operation given");
+    dm_fail (&err, EINVAL, "no operation given");
   else if (run (op, req, rep, &err) == 0) {
     ctl_add (rep, "result", "0");
     return;
   }
   else if (err.errnum == 0)
-    live_fail (&err, errno ? errno : EIO, "%s failed: %s", op,
+    dm_fail (&err, errno ? errno : EIO, "%s failed: %s", op,
                strerror (errno ? errno : EIO));
   /* A failed command's reply holds nothing but the error. */
   explicit_bzero (rep->buf, rep->len);

@@ -13,7 +13,6 @@
 
 #include "control.h"
 #include "dmcrypt.h"
-#include "live.h"
 
 #define DMCRYPT_VERSION "0.1"
 
@@ -22,17 +21,10 @@ NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;     /* -D dmcrypt.queue=1 */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;  /* -D dmcrypt.writeout=1 */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;   /* -D dmcrypt.workers=1 */
 
-/* Open NBD connections: dmsetup's "Open count". */
-atomic_uint open_count;
-/* The live table's read-only flag (dmsetup create --readonly); a
- * reload + resume (live.c) may flip it. */
-atomic_bool live_readonly;
-
 static void
 dmcrypt_unload (void)
 {
   control_close ();
-  live_free ();
   volume_close ();
   dmcrypt_params_free ();
 }
@@ -48,14 +40,7 @@ dmcrypt_dump_plugin (void)
 static int
 dmcrypt_config_complete (void)
 {
-  if (volume_open () == -1)
-    return -1;
-  engine_set_debug (volume.engine,
-                    (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
-                    | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
-                    | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0));
-  atomic_store (&live_readonly, params.readonly);
-  return live_init () == -1 || control_open () == -1 ? -1 : 0;
+  return volume_open () == -1 || control_open () == -1 ? -1 : 0;
 }
 
 /* The engine's summary, once all connections are gone. */
@@ -67,16 +52,16 @@ dmcrypt_cleanup (void)
 
   /* No table swap may run from the control socket from now on. */
   control_close ();
-  if (volume.engine == NULL)
+  if (volume.dm == NULL)
     return;
-  engine_get_stats (volume.engine, &st);
+  dm_get_stats (volume.dm, &st);
   nbdkit_debug ("stats: %s", engine_format_stats (&st, line, sizeof line));
 }
 
 static int
 dmcrypt_after_fork (void)
 {
-  if (lab_start () == -1 || engine_start (volume.engine) == -1)
+  if (lab_start () == -1 || dm_start (volume.dm) == -1)
     return -1;
   return control_start ();
 }
@@ -87,7 +72,7 @@ dmcrypt_open (int readonly)
   static int handle;
 
   (void) readonly;
-  atomic_fetch_add (&open_count, 1);
+  dm_opened (volume.dm);
   return &handle;
 }
 
@@ -95,21 +80,21 @@ static void
 dmcrypt_close (void *handle)
 {
   (void) handle;
-  atomic_fetch_sub (&open_count, 1);
+  dm_closed (volume.dm);
 }
 
 static int64_t
 dmcrypt_get_size (void *handle)
 {
   (void) handle;
-  return live_size ();
+  return dm_size (volume.dm);
 }
 
 static int
 dmcrypt_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                     uint32_t *maximum)
 {
-  unsigned ss = live_sector_size ();
+  unsigned ss = dm_sector_size (volume.dm);
 
   (void) handle;
   *minimum = params.min_block_size ? params.min_block_size : ss;
@@ -122,7 +107,7 @@ static int
 dmcrypt_can_write (void *handle)
 {
   (void) handle;
-  return !atomic_load (&live_readonly);
+  return !dm_readonly (volume.dm);
 }
 
 static int
@@ -143,7 +128,7 @@ static int
 dmcrypt_can_trim (void *handle)
 {
   (void) handle;
-  return (live_flags () & CT_ALLOW_DISCARDS) != 0;
+  return (dm_flags (volume.dm) & CT_ALLOW_DISCARDS) != 0;
 }
 
 static int
@@ -173,6 +158,19 @@ report (int r, const char *op)
   return r;
 }
 
+/* Past the mapping's gate (dm_enter), or -1 with the NBD error set. */
+static int
+enter (uint64_t offset, uint64_t count, bool write)
+{
+  int err = dm_enter (volume.dm, offset, count, write);
+
+  if (err) {
+    nbdkit_set_error (err);
+    return -1;
+  }
+  return 0;
+}
+
 static int
 dmcrypt_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
@@ -180,10 +178,10 @@ dmcrypt_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   int r;
 
   (void) handle; (void) flags;
-  if (live_enter (offset, count, false) == -1)
+  if (enter (offset, count, false) == -1)
     return -1;
-  r = report (engine_read (volume.engine, buf, count, offset), "pread");
-  live_leave ();
+  r = report (engine_read (dm_engine (volume.dm), buf, count, offset), "pread");
+  dm_leave (volume.dm);
   return r;
 }
 
@@ -193,14 +191,14 @@ dmcrypt_pwrite (void *handle, const void *buf, uint32_t count,
 {
   int r;
 
-  /* live_enter refuses writes while the live table is read-only, also
+  /* dm_enter refuses writes while the live table is read-only, also
    * on a connection opened while it was read-write, as on the kernel. */
   (void) handle;
-  if (live_enter (offset, count, true) == -1)
+  if (enter (offset, count, true) == -1)
     return -1;
-  r = report (engine_write (volume.engine, buf, count, offset,
+  r = report (engine_write (dm_engine (volume.dm), buf, count, offset,
                             flags & NBDKIT_FLAG_FUA), "pwrite");
-  live_leave ();
+  dm_leave (volume.dm);
   return r;
 }
 
@@ -210,11 +208,11 @@ dmcrypt_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   int r;
 
   (void) handle;
-  if (live_enter (offset, count, true) == -1)
+  if (enter (offset, count, true) == -1)
     return -1;
-  r = report (engine_zero (volume.engine, count, offset,
+  r = report (engine_zero (dm_engine (volume.dm), count, offset,
                            flags & NBDKIT_FLAG_FUA), "zero");
-  live_leave ();
+  dm_leave (volume.dm);
   return r;
 }
 
@@ -224,17 +222,17 @@ dmcrypt_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   int r;
 
   (void) handle;
-  if (live_enter (offset, count, true) == -1)
+  if (enter (offset, count, true) == -1)
     return -1;
   /* A connection opened while discards were allowed outlives them. */
-  if (!(live_flags () & CT_ALLOW_DISCARDS)) {
-    live_leave ();
+  if (!(dm_flags (volume.dm) & CT_ALLOW_DISCARDS)) {
+    dm_leave (volume.dm);
     nbdkit_set_error (EOPNOTSUPP);
     return -1;
   }
-  r = report (engine_trim (volume.engine, count, offset,
+  r = report (engine_trim (dm_engine (volume.dm), count, offset,
                            flags & NBDKIT_FLAG_FUA), "trim");
-  live_leave ();
+  dm_leave (volume.dm);
   return r;
 }
 
@@ -244,10 +242,10 @@ dmcrypt_flush (void *handle, uint32_t flags)
   int r;
 
   (void) handle; (void) flags;
-  if (live_enter (0, 0, false) == -1)
+  if (enter (0, 0, false) == -1)
     return -1;
-  r = report (engine_flush (volume.engine), "flush");
-  live_leave ();
+  r = report (engine_flush (dm_engine (volume.dm)), "flush");
+  dm_leave (volume.dm);
   return r;
 }
 

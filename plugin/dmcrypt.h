@@ -10,6 +10,7 @@
 #include "../backend/backend.h"
 #include "../backend/lock.h"
 #include "../crypto/cipher.h"
+#include "../dm/dm.h"
 #include "../luks/luks.h"
 #include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
@@ -70,13 +71,13 @@ struct dmcrypt_volume
   struct backend *file_backend;  /* the image, under any wrapper */
   struct image_lock *header_lock;  /* on a detached header */
   int header_fd;                 /* holds header_lock, or -1 */
-  struct crypt_table table;      /* the live table */
+  struct crypt_table table;      /* the table being made; the mapping
+                                    takes it */
   struct luks_info luks;         /* valid when is_luks */
   bool is_luks;
-  uint64_t size;                 /* bytes of plaintext exported */
   struct backend *backend;
-  struct sector_cipher *cipher;
-  struct engine *engine;
+  struct dm_mapping *dm;         /* the live table, its engine, reload,
+                                    suspend: dm/dm.h */
 };
 
 extern struct dmcrypt_params params;
@@ -132,8 +133,12 @@ void lab_attach_trace (void);
 /* volume.c */
 int volume_open (void);
 void volume_close (void);
-/* A new volume.cipher and volume.engine from volume.table, volume.size
- * and params.scheduler/workers.  Returns 0 or -1 after nbdkit_error. */
-int volume_build_engine (void);
+
+/* mapping.c: volume.dm from volume.table (consumed) and the engine's
+ * parameters.  Returns 0 or -1 after nbdkit_error. */
+int mapping_open (void);
+/* The table's device field: "major:minor" of a block device, the
+ * image's absolute path otherwise. */
+const char *mapping_device (void);
 
 #endif /* DMCRYPT_PLUGIN_H */

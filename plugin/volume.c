@@ -185,35 +185,7 @@ check_size (void)
                   params.file, needed, volume.backend->size);
     return -1;
   }
-  volume.size = t->length * 512;
   return 0;
-}
-
-/* Also called by live.c to rebuild both from a new live table. */
-int
-volume_build_engine (void)
-{
-  const struct crypt_table *t = &volume.table;
-  struct sector_cipher_params cp = {
-    .spec = t->cipher, .key = t->key, .key_size = t->key_size,
-    .sector_size = t->sector_size, .iv_offset = t->iv_offset,
-    .iv_large_sectors = (t->flags & CT_IV_LARGE_SECTORS) != 0,
-  };
-  struct engine_config ec = {
-    .data_offset = t->offset * 512, .size = volume.size,
-    .sector_size = t->sector_size, .workers = params.workers,
-    .scheduler = params.scheduler, .flags = t->flags,
-    .max_read_size = params.max_read_size,
-    .max_write_size = params.max_write_size,
-    .max_inflight = params.max_inflight,
-    .offload_all = params.caller_crypt == TRI_FALSE,
-  };
-
-  volume.cipher = sector_cipher_new (&cp);
-  if (volume.cipher == NULL)
-    return -1;
-  volume.engine = engine_new (&ec, volume.cipher, volume.backend);
-  return volume.engine ? 0 : -1;
 }
 
 int
@@ -228,16 +200,13 @@ volume_open (void)
   apply_flag_params ();
   if (check_size () == -1 || crypt_table_validate (&volume.table) == -1)
     return -1;
-  if (!(volume.table.flags & CT_ALLOW_DISCARDS))
-    volume.backend->can_discard = false;
-  return volume_build_engine ();
+  return mapping_open ();
 }
 
 void
 volume_close (void)
 {
-  engine_free (volume.engine);
-  sector_cipher_free (volume.cipher);
+  dm_free (volume.dm);
   image_close ();
   backend_close (volume.backend);
   crypt_table_free (&volume.table);

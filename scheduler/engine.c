@@ -1,6 +1,6 @@
-/* The engine's life: configuration, threads, the suspend gate every
- * request passes, and the table swap while suspended.  The requests
- * themselves are in request.c. */
+/* The engine's life: configuration and threads.  The requests
+ * themselves are in request.c; a table swap builds a new engine
+ * (dm/mapping.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +90,6 @@ engine_new (const struct engine_config *cfg, struct sector_cipher *cipher,
   e->cipher = cipher;
   e->backend = backend;
   rangelock_init (&e->writes);
-  pthread_mutex_init (&e->gate_lock, NULL);
-  pthread_cond_init (&e->gate_cond, NULL);
   return e;
 }
 
@@ -149,114 +147,27 @@ engine_free (struct engine *e)
   bufpool_destroy (&e->bufs);
   free (e->zeros);
   rangelock_destroy (&e->writes);
-  pthread_cond_destroy (&e->gate_cond);
-  pthread_mutex_destroy (&e->gate_lock);
   free (e);
 }
 
-/* ---- The suspend gate ---- */
+/* ---- Requests inside ---- */
 
 void
-gate_leave (struct engine *e)
+requests_leave (struct engine *e)
 {
-  if (atomic_fetch_sub (&e->inflight, 1) == 1
-      && atomic_load (&e->suspended)) {
-    pthread_mutex_lock (&e->gate_lock);
-    pthread_cond_broadcast (&e->gate_cond);
-    pthread_mutex_unlock (&e->gate_lock);
-  }
+  atomic_fetch_sub (&e->inflight, 1);
 }
 
-/* The increment is published before the flag is read, and suspend sets
- * the flag before reading the count: one of the two always sees the
- * other, so a request is either held or waited for. */
 void
-gate_enter (struct engine *e)
+requests_enter (struct engine *e)
 {
-  unsigned n, max;
+  unsigned n = atomic_fetch_add (&e->inflight, 1) + 1;
+  unsigned max = atomic_load_explicit (&e->st.inflight_max,
+                                       memory_order_relaxed);
 
-  for (;;) {
-    n = atomic_fetch_add (&e->inflight, 1) + 1;
-    if (!atomic_load (&e->suspended))
-      break;
-    gate_leave (e);
-    pthread_mutex_lock (&e->gate_lock);
-    while (atomic_load (&e->suspended))
-      pthread_cond_wait (&e->gate_cond, &e->gate_lock);
-    pthread_mutex_unlock (&e->gate_lock);
-  }
-  max = atomic_load_explicit (&e->st.inflight_max, memory_order_relaxed);
   while (n > max
          && !atomic_compare_exchange_weak (&e->st.inflight_max, &max, n))
     ;
-}
-
-int
-engine_suspend (struct engine *e)
-{
-  pthread_mutex_lock (&e->gate_lock);
-  atomic_store (&e->suspended, true);
-  while (atomic_load (&e->inflight) > 0)
-    pthread_cond_wait (&e->gate_cond, &e->gate_lock);
-  pthread_mutex_unlock (&e->gate_lock);
-  if (!e->backend->readonly && backend_sync (e->backend) == -1)
-    return -1;
-  return 0;
-}
-
-void
-engine_resume (struct engine *e)
-{
-  pthread_mutex_lock (&e->gate_lock);
-  atomic_store (&e->suspended, false);
-  pthread_cond_broadcast (&e->gate_cond);
-  pthread_mutex_unlock (&e->gate_lock);
-}
-
-bool
-engine_is_suspended (struct engine *e)
-{
-  return atomic_load (&e->suspended);
-}
-
-int
-engine_reconfigure (struct engine *e, const struct engine_config *cfg,
-                    struct sector_cipher *cipher, struct backend *backend)
-{
-  struct engine fresh;
-  int r = 0;
-
-  if (!atomic_load (&e->suspended)) {
-    errno = EBUSY;
-    return -1;
-  }
-  if (engine_check_config (cfg) == -1) {
-    errno = EINVAL;
-    return -1;
-  }
-  memset (&fresh, 0, sizeof fresh);
-  if (apply_config (&fresh, cfg) == -1)
-    return -1;
-  /* Nothing is in flight: the threads are idle and every queue empty. */
-  stop_threads (e);
-  bufpool_destroy (&e->bufs);
-  free (e->zeros);
-  e->cfg = fresh.cfg;
-  e->policy = fresh.policy;
-  e->read_chunk = fresh.read_chunk;
-  e->write_chunk = fresh.write_chunk;
-  e->max_inflight = fresh.max_inflight;
-  e->nworkers = fresh.nworkers;
-  e->zeros = fresh.zeros;
-  e->bufs = fresh.bufs;
-  e->cipher = cipher;
-  e->backend = backend;
-  if (e->started && start_threads (e) == -1) {
-    /* Requests still work, in the calling threads. */
-    e->started = false;
-    r = -1;
-  }
-  return r;
 }
 
 void

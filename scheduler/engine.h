@@ -1,7 +1,7 @@
 /* The engine: turns plaintext requests into sector crypto and backend IO,
  * with dm-crypt's pipeline: requests split into chunks, crypto on a
  * worker pool ("kcryptd"), encrypted writes ordered by a write-out policy
- * ("dmcrypt_write"), flush and FUA barriers, a suspend gate and a cap on
+ * ("dmcrypt_write"), flush and FUA barriers and a cap on
  * the ciphertext in flight.  docs/engine.md tells the whole story.
  *
  * Offsets and counts of requests are bytes of plaintext (the export);
@@ -96,22 +96,6 @@ int engine_trim (struct engine *e, uint32_t count, uint64_t offset,
                  bool fua);
 /* Returns once every write acknowledged before it is on stable storage. */
 int engine_flush (struct engine *e);
-
-/* Suspend waits until no request is inside the engine, syncs the
- * backend and holds every new request at the door until resume (as
- * "dmsetup suspend").  Suspending a suspended engine does nothing. */
-int engine_suspend (struct engine *e);
-void engine_resume (struct engine *e);
-bool engine_is_suspended (struct engine *e);
-
-/* While suspended: replaces the configuration, cipher and backend (a
- * table swap), restarting the threads if they ran; the debug flags stay
- * (engine_set_debug).  A bad CFG leaves the old configuration (-1,
- * EINVAL); if new threads cannot start, requests still work, in the
- * calling threads (-1).  Returns -1 with errno EBUSY if not suspended. */
-int engine_reconfigure (struct engine *e, const struct engine_config *cfg,
-                        struct sector_cipher *cipher,
-                        struct backend *backend);
 
 void engine_set_debug (struct engine *e, unsigned debug);
 void engine_get_stats (struct engine *e, struct engine_stats *st);

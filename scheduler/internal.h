@@ -144,11 +144,7 @@ struct engine
   uint8_t *zeros;               /* write_chunk bytes of zeros */
   bool started;
   atomic_uint debug;            /* enum engine_debug; set at any time */
-  /* The suspend gate. */
-  pthread_mutex_t gate_lock;
-  pthread_cond_t gate_cond;
   atomic_uint inflight;         /* requests inside the engine */
-  atomic_bool suspended;
   struct counters st;
 };
 
@@ -158,9 +154,10 @@ debug_on (struct engine *e, unsigned flag)
   return atomic_load_explicit (&e->debug, memory_order_relaxed) & flag;
 }
 
-/* engine.c: the suspend gate around every request */
-void gate_enter (struct engine *e);
-void gate_leave (struct engine *e);
+/* engine.c: counts the requests inside (the high-water mark is a
+ * statistic; suspending is the device-mapper core's job, dm/dm.h). */
+void requests_enter (struct engine *e);
+void requests_leave (struct engine *e);
 
 /* workers.c */
 int workers_start (struct engine *e, unsigned n);

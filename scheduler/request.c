@@ -1,4 +1,4 @@
-/* The engine's requests: through the suspend gate, split into chunks
+/* The engine's requests: split into chunks
  * and worked in waves (see internal.h).  Reads are decrypted in place in
  * the caller's buffer after the backend returns them; writes are
  * encrypted into pool buffers, never the caller's, and acknowledged once
@@ -238,7 +238,7 @@ enum op { OP_READ, OP_WRITE, OP_ZERO, OP_TRIM };
 
 static const char *const op_names[] = { "read", "write", "zero", "trim" };
 
-/* Every request passes here: gate, debug, statistics. */
+/* Every request passes here: debug, statistics. */
 static int
 request (struct engine *e, enum op op, void *buf, uint32_t count,
          uint64_t offset, bool fua)
@@ -248,7 +248,7 @@ request (struct engine *e, enum op op, void *buf, uint32_t count,
   if (debug_on (e, ENGINE_DEBUG_QUEUE))
     nbdkit_debug ("queue: %s %" PRIu32 " bytes at %" PRIu64 "%s",
                   op_names[op], count, offset, fua ? " fua" : "");
-  gate_enter (e);
+  requests_enter (e);
   switch (op) {
   case OP_READ:
     r = count ? do_read (e, buf, count, offset) : 0;
@@ -271,7 +271,7 @@ request (struct engine *e, enum op op, void *buf, uint32_t count,
   }
   if (r == -1)
     atomic_fetch_add_explicit (&e->st.errors, 1, memory_order_relaxed);
-  gate_leave (e);
+  requests_leave (e);
   if (debug_on (e, ENGINE_DEBUG_QUEUE))
     nbdkit_debug ("queue: %s %" PRIu32 " bytes at %" PRIu64 " done: %s",
                   op_names[op], count, offset,
@@ -312,10 +312,10 @@ engine_flush (struct engine *e)
 {
   int r;
 
-  gate_enter (e);
+  requests_enter (e);
   trace_queue (e, "FWS", 0, 0);
   r = backend_sync (e->backend);
   atomic_fetch_add_explicit (&e->st.flushes, 1, memory_order_relaxed);
-  gate_leave (e);
+  requests_leave (e);
   return r;
 }

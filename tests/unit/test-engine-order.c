@@ -4,8 +4,8 @@
  * upwards, so that lower arrivals never starve a chunk it left over,
  * and a rewrite just behind its head still goes out; a write is
  * acknowledged only once its ciphertext is in the backend; FUA and
- * flush sync; suspend drains and holds; the in-flight cap bounds
- * ciphertext buffers; a policy swap while suspended takes effect. */
+ * flush sync; the in-flight cap bounds ciphertext buffers.  (Suspend is
+ * the device-mapper core's: test-dm.c.) */
 #include <unistd.h>
 
 #include "../../scheduler/policy.h"
@@ -274,69 +274,6 @@ test_ack_fua_flush (void)
   backend_close (b);
 }
 
-struct suspender
-{
-  struct engine *e;
-  bool done;
-};
-
-static void *
-suspend_main (void *arg)
-{
-  struct suspender *s = arg;
-
-  REQUIRE (engine_suspend (s->e) == 0, "suspend: %m");
-  __atomic_store_n (&s->done, true, __ATOMIC_RELEASE);
-  return NULL;
-}
-
-/* Suspend waits for the write in flight, then holds new requests; a
- * policy and worker swap while suspended works. */
-static void
-test_suspend (void)
-{
-  static struct job j1, j2;
-  struct backend *b = mem_open (SIZE);
-  struct sector_cipher *c = test_cipher (512);
-  struct engine *e = make_engine (b, c, NULL, 0);
-  struct suspender s = { .e = e };
-  struct engine_config cfg = {
-    .size = SIZE, .sector_size = 512, .workers = 1, .scheduler = "fifo",
-  };
-  struct engine_stats st;
-  pthread_t t;
-  uint8_t back[CHUNK];
-
-  REQUIRE (engine_reconfigure (e, &cfg, c, b) == -1 && errno == EBUSY,
-         "reconfigure refused while running");
-  mem_hold (b, true);
-  job_start (&j1, e, 0, CHUNK);
-  mem_wait_held (b, 1);
-  pthread_create (&t, NULL, suspend_main, &s);
-  usleep (50000);
-  REQUIRE (!__atomic_load_n (&s.done, __ATOMIC_ACQUIRE),
-         "suspend returned with a write in flight");
-  mem_hold (b, false);
-  pthread_join (t, NULL);
-  REQUIRE (mem_of (b)->nlog == 1, "suspend returned before the write "
-         "reached the backend");
-  job_join (&j1);
-
-  job_start (&j2, e, CHUNK, CHUNK);
-  usleep (50000);
-  REQUIRE (!job_done (&j2), "a write went through a suspended engine");
-  REQUIRE (engine_reconfigure (e, &cfg, c, b) == 0, "reconfigure: %m");
-  engine_resume (e);
-  job_join (&j2);
-  REQUIRE (engine_read (e, back, CHUNK, CHUNK) == 0
-         && memcmp (back, j2.data, CHUNK) == 0, "read after resume");
-  engine_get_stats (e, &st);
-  REQUIRE (st.writes == 2, "both writes counted");
-  engine_free (e);
-  sector_cipher_free (c);
-  backend_close (b);
-}
-
 /* With the cap at two chunks, two 16-chunk writes never have more than
  * two ciphertext buffers out between them. */
 static void
@@ -419,7 +356,6 @@ main (void)
            "chunk (round %u; sorted %u)", top, top_sorted);
   test_rewrite_behind_head ("batch");
   test_ack_fua_flush ();
-  test_suspend ();
   test_backpressure ();
   alarm (120);                  /* a hang is a failure, not a stall */
   test_free_after_worker_dispatch ();

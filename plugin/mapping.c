@@ -1,0 +1,123 @@
+/* The volume's device-mapper mapping (dm/dm.h), made once the table is
+ * known, and what the core asks of the plugin for it: the image's
+ * identity for reloads, its locks, and a hold that notices nbdkit
+ * shutting down. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "dmcrypt.h"
+
+#define HOLD_POLL_NS 5000000         /* a held request looks every 5 ms */
+
+/* dmcrypt.c's -D dmcrypt.* flags. */
+extern int dmcrypt_debug_queue, dmcrypt_debug_writeout, dmcrypt_debug_workers;
+
+static struct stat image;            /* the backing file, as opened */
+static char device_field[PATH_MAX];
+
+/* FIELD names our image: "major:minor" of the block device, or a path
+ * to the same block device or file. */
+static bool
+same_device (void *arg, const char *field)
+{
+  unsigned maj, min;
+  char extra;
+  struct stat st;
+
+  (void) arg;
+  if (sscanf (field, "%u:%u%c", &maj, &min, &extra) == 2)
+    return volume.backend->is_blockdev
+      && makedev (maj, min) == image.st_rdev;
+  if (stat (field, &st) == -1)
+    return false;
+  if (S_ISBLK (st.st_mode))
+    return S_ISBLK (image.st_mode) && st.st_rdev == image.st_rdev;
+  return S_ISREG (image.st_mode) && st.st_dev == image.st_dev
+    && st.st_ino == image.st_ino;
+}
+
+static int
+locks_follow (void *arg, bool writable, char *why, size_t size)
+{
+  (void) arg;
+  return image_locks_follow (writable, why, size);
+}
+
+/* nbdkit_nanosleep fails when the server shuts down or the client goes
+ * away, so a suspended volume never blocks nbdkit's exit. */
+static int
+hold (void *arg)
+{
+  (void) arg;
+  return nbdkit_nanosleep (0, HOLD_POLL_NS);
+}
+
+static int
+name_device (void)
+{
+  char *abs;
+
+  if (stat (params.file, &image) == -1) {
+    nbdkit_error ("stat: %s: %m", params.file);
+    return -1;
+  }
+  if (volume.backend->is_blockdev)
+    snprintf (device_field, sizeof device_field, "%u:%u",
+              volume.backend->dev_major, volume.backend->dev_minor);
+  else {
+    abs = realpath (params.file, NULL);
+    snprintf (device_field, sizeof device_field, "%s",
+              abs ? abs : params.file);
+    free (abs);
+  }
+  return 0;
+}
+
+int
+mapping_open (void)
+{
+  struct dm_host host = {
+    .backend = volume.backend, .device = device_field,
+    .same_device = same_device, .locks_follow = locks_follow,
+    .hold = hold, .server_readonly = volume.server_readonly,
+    .engine = {
+      .max_read_size = params.max_read_size,
+      .max_write_size = params.max_write_size,
+      .max_inflight = params.max_inflight,
+      .offload_all = params.caller_crypt == TRI_FALSE,
+      .debug = (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
+               | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
+               | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0),
+    },
+  };
+  struct dm_tunables tun = {
+    .scheduler = params.scheduler, .set_workers = true,
+    .workers = params.workers,
+  };
+  struct dm_err err = { .errnum = 0 };
+
+  if (name_device () == -1)
+    return -1;
+  volume.dm = dm_new (&host, &volume.table, params.readonly, &tun, &err);
+  if (volume.dm == NULL) {
+    /* A table the cipher or engine refused was reported already. */
+    if (err.errnum != EINVAL)
+      nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+const char *
+mapping_device (void)
+{
+  return device_field;
+}

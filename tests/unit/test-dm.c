@@ -1,0 +1,388 @@
+/* The device-mapper core (dm/dm.h) on its own: a mapping over an
+ * in-memory backend, driven as dmsetup would drive it. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "../../dm/dm.h"
+#include "engine-harness.h"
+
+#define DEVICE "/images/disk.img"
+#define SECTORS 2048                   /* 1 MiB */
+#define KEY_A "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f" \
+              "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+#define KEY_B "ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f" \
+              "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+#define LINE(key, rest) "0 2048 crypt aes-xts-plain64 " key " 0 " DEVICE " 0" rest
+
+/* What the host was asked: the image locks the tables want. */
+static int lock_calls, lock_writable, lock_fail_errno;
+
+static int
+locks_follow (void *arg, bool writable, char *why, size_t size)
+{
+  (void) arg;
+  lock_calls++;
+  if (lock_fail_errno) {
+    snprintf (why, size, "image busy");
+    errno = lock_fail_errno;
+    return -1;
+  }
+  lock_writable = writable;
+  return 0;
+}
+
+static struct dm_mapping *
+make (struct backend *b, const char *line, bool readonly)
+{
+  struct dm_host host = {
+    .backend = b, .device = DEVICE, .locks_follow = locks_follow,
+  };
+  struct crypt_table t;
+  struct dm_err err = { 0 };
+  struct dm_mapping *m;
+
+  REQUIRE (crypt_table_parse (line, &t) == 0, "parse %s", line);
+  m = dm_new (&host, &t, readonly, NULL, &err);
+  REQUIRE (m, "dm_new: %s", err.msg);
+  REQUIRE (t.key == NULL, "dm_new took the table");
+  return m;
+}
+
+static int
+io (struct dm_mapping *m, bool write, void *buf, uint32_t count,
+    uint64_t off)
+{
+  int err = dm_enter (m, off, count, write);
+  int r;
+
+  if (err) {
+    errno = err;
+    return -1;
+  }
+  r = write ? engine_write (dm_engine (m), buf, count, off, false)
+    : engine_read (dm_engine (m), buf, count, off);
+  dm_leave (m);
+  return r;
+}
+
+static char *
+table_of (struct dm_mapping *m, bool inactive)
+{
+  char *line = dm_format_table (m, inactive, true);
+  char *copy = line ? strdup (line) : NULL;
+
+  if (line)
+    crypt_table_free_line (line);
+  return copy;
+}
+
+/* A reload that must fail with ERRNUM and a message holding WORDS,
+ * leaving both tables as they were. */
+static void
+refused (struct dm_mapping *m, const struct dm_reload *r, int errnum,
+         const char *words)
+{
+  struct dm_err err = { 0 };
+  struct dm_state before, after;
+  char *live = table_of (m, false), *inactive = table_of (m, true);
+  char *live2, *inactive2;
+
+  dm_get_state (m, &before);
+  CHECK (dm_reload (m, r, &err) == -1);
+  if (err.errnum != errnum || strstr (err.msg, words) == NULL)
+    fprintf (stderr, "reload %s: errno %d, '%s'\n", r->line ? r->line : "-",
+             err.errnum, err.msg);
+  CHECK (err.errnum == errnum);
+  CHECK (strstr (err.msg, words) != NULL);
+  dm_get_state (m, &after);
+  CHECK (after.inactive == before.inactive);
+  live2 = table_of (m, false);
+  inactive2 = table_of (m, true);
+  CHECK (strcmp (live, live2) == 0);
+  CHECK ((inactive == NULL) == (inactive2 == NULL));
+  CHECK (inactive == NULL || strcmp (inactive, inactive2) == 0);
+  free (live); free (live2); free (inactive); free (inactive2);
+}
+
+static void
+test_rules (void)
+{
+  struct backend *b = mem_open (SECTORS * 512);
+  struct dm_mapping *m = make (b, LINE (KEY_A, ""), false);
+  struct dm_reload r = { .line = NULL };
+  struct dm_err err = { 0 };
+  struct dm_state s;
+  char *t;
+
+  CHECK (dm_size (m) == SECTORS * 512);
+  CHECK (dm_sector_size (m) == 512);
+  CHECK (!dm_readonly (m));
+
+  refused (m, &r, EINVAL, "no table given");
+  r.line = "0 2048 crypt nosuch-cipher " KEY_A " 0 " DEVICE " 0";
+  refused (m, &r, EINVAL, "refused");
+  r.line = "0 2048 crypt aes-xts-plain64 " KEY_A " 0 /images/other.img 0";
+  refused (m, &r, EINVAL, "a reload cannot change the device");
+  r.line = "0 4096 crypt aes-xts-plain64 " KEY_A " 0 " DEVICE " 0";
+  r.force = true;
+  refused (m, &r, EINVAL, "the device has 2048");
+  r.force = false;
+  r.line = LINE (KEY_B, "");
+  refused (m, &r, EINVAL, "changes the key of the live table");
+  r.line = "0 2048 crypt aes-xts-plain64 " KEY_A " 8 " DEVICE " 0";
+  refused (m, &r, EINVAL, "iv_offset");
+  r.line = LINE (KEY_A, "");
+  r.tun.scheduler = "nosuch";
+  refused (m, &r, EINVAL, "scheduler: expected one of");
+  r.tun.scheduler = NULL;
+  r.tun.set_workers = true;
+  refused (m, &r, EINVAL, "workers: must be between");
+  r.tun.set_workers = false;
+
+  /* A read-only image takes only a read-only table. */
+  b->readonly = true;
+  refused (m, &r, EACCES, "the image is not writable");
+  b->readonly = false;
+
+  /* The image must be lockable for a writable table. */
+  lock_fail_errno = EBUSY;
+  refused (m, &r, EBUSY, "image busy");
+  lock_fail_errno = 0;
+
+  /* A good reload loads an inactive table; the live one is untouched
+   * until resume. */
+  r.line = LINE (KEY_A, " 1 allow_discards");
+  r.readonly = true;
+  CHECK (dm_reload (m, &r, &err) == 0);
+  dm_get_state (m, &s);
+  CHECK (s.inactive && !s.readonly);
+  t = table_of (m, true);
+  CHECK (t && strstr (t, "allow_discards") != NULL);
+  free (t);
+  CHECK (!(dm_flags (m) & CT_ALLOW_DISCARDS));
+  /* The live table is writable: the lock stays exclusive. */
+  CHECK (lock_writable);
+
+  /* A failed reload keeps the loaded one. */
+  r.line = LINE (KEY_B, "");
+  refused (m, &r, EINVAL, "key");
+
+  CHECK (dm_resume (m, &err) == 0);
+  dm_get_state (m, &s);
+  CHECK (!s.inactive && s.readonly && !s.suspended);
+  CHECK (dm_flags (m) & CT_ALLOW_DISCARDS);
+  CHECK (dm_readonly (m));
+  CHECK (dm_enter (m, 0, 512, true) == EROFS);
+  CHECK (dm_enter (m, SECTORS * 512, 512, false) == EIO);
+  CHECK (!lock_writable);              /* nothing writable any more */
+
+  /* clear drops an inactive table. */
+  r.line = LINE (KEY_A, "");
+  r.readonly = false;
+  CHECK (dm_reload (m, &r, &err) == 0);
+  CHECK (lock_writable);
+  dm_clear (m);
+  dm_get_state (m, &s);
+  CHECK (!s.inactive);
+  CHECK (!lock_writable);
+  CHECK (dm_format_table (m, true, false) == NULL && errno == ENXIO);
+
+  dm_free (m);
+  b->ops->close (b);
+}
+
+/* ---- Suspend drains and holds ---- */
+
+struct writer
+{
+  struct dm_mapping *m;
+  uint64_t off;
+  atomic_bool done;
+  int r;
+};
+
+static void *
+write_thread (void *arg)
+{
+  struct writer *w = arg;
+  uint8_t buf[4096];
+
+  memset (buf, 0x5a, sizeof buf);
+  w->r = io (w->m, true, buf, sizeof buf, w->off);
+  atomic_store (&w->done, true);
+  return NULL;
+}
+
+struct suspender
+{
+  struct dm_mapping *m;
+  atomic_bool done;
+  int r;
+};
+
+static void *
+suspend_thread (void *arg)
+{
+  struct suspender *s = arg;
+  struct dm_err err;
+
+  s->r = dm_suspend (s->m, false, &err);
+  atomic_store (&s->done, true);
+  return NULL;
+}
+
+static void
+test_suspend (void)
+{
+  struct backend *b = mem_open (SECTORS * 512);
+  struct dm_mapping *m = make (b, LINE (KEY_A, ""), false);
+  struct writer w1 = { .m = m, .off = 0 }, w2 = { .m = m, .off = 8192 };
+  struct suspender sp = { .m = m };
+  pthread_t t1, t2, ts;
+  struct dm_state s;
+  struct dm_err err;
+  uint8_t buf[4096];
+
+  REQUIRE (dm_start (m) == 0, "start");
+  /* A write stuck in the backend keeps suspend waiting. */
+  mem_hold (b, true);
+  REQUIRE (pthread_create (&t1, NULL, write_thread, &w1) == 0, "thread");
+  mem_wait_held (b, 1);
+  REQUIRE (pthread_create (&ts, NULL, suspend_thread, &sp) == 0, "thread");
+  usleep (100000);
+  CHECK (!atomic_load (&sp.done));
+  dm_get_state (m, &s);
+  CHECK (s.suspended && s.inflight == 1);
+  mem_hold (b, false);
+  pthread_join (ts, NULL);
+  pthread_join (t1, NULL);
+  CHECK (sp.r == 0 && w1.r == 0);
+  CHECK (mem_of (b)->syncs >= 1);      /* suspend flushed */
+
+  /* A request that comes while suspended waits for resume. */
+  REQUIRE (pthread_create (&t2, NULL, write_thread, &w2) == 0, "thread");
+  usleep (100000);
+  CHECK (!atomic_load (&w2.done));
+  CHECK (dm_suspend (m, false, &err) == 0);    /* again: nothing to do */
+  CHECK (dm_resume (m, &err) == 0);
+  pthread_join (t2, NULL);
+  CHECK (w2.r == 0);
+  CHECK (io (m, false, buf, sizeof buf, 8192) == 0);
+  CHECK (buf[0] == 0x5a && buf[4095] == 0x5a);
+  dm_free (m);
+  b->ops->close (b);
+}
+
+/* ---- Messages: keys and tunables ---- */
+
+static int
+message (struct dm_mapping *m, uint64_t sector, const char *text,
+         struct dm_err *err)
+{
+  memset (err, 0, sizeof *err);
+  return dm_message (m, sector, text, err);
+}
+
+static void
+test_messages (void)
+{
+  struct backend *b = mem_open (SECTORS * 512);
+  struct dm_mapping *m = make (b, LINE (KEY_A, ""), false);
+  struct engine_stats st;
+  struct dm_state s;
+  struct dm_err err;
+  uint8_t buf[4096], back[4096];
+  char *t;
+
+  memset (buf, 0xc3, sizeof buf);
+  REQUIRE (io (m, true, buf, sizeof buf, 0) == 0, "write");
+
+  CHECK (message (m, 0, "key wipe", &err) == -1
+         && strstr (err.msg, "not suspended") != NULL);
+  CHECK (message (m, SECTORS, "key wipe", &err) == -1
+         && strstr (err.msg, "no target at sector") != NULL);
+  CHECK (message (m, 0, "frobnicate", &err) == -1
+         && strstr (err.msg, "unrecognised message") != NULL);
+
+  REQUIRE (dm_suspend (m, false, &err) == 0, "suspend");
+  CHECK (message (m, 0, "key wipe", &err) == 0);
+  dm_get_state (m, &s);
+  CHECK (!s.key_valid);
+  t = table_of (m, false);
+  CHECK (t && strstr (t, KEY_A) == NULL);  /* the key is gone */
+  free (t);
+  CHECK (dm_resume (m, &err) == -1 && err.errnum == EAGAIN
+         && strstr (err.msg, "crypt key is not set") != NULL);
+  CHECK (message (m, 0, "key set 0011", &err) == -1
+         && strstr (err.msg, "must be 64 bytes") != NULL);
+  CHECK (message (m, 0, "key set :64:logon:x", &err) == -1
+         && strstr (err.msg, "keyring") != NULL);
+  /* Tunables wait for the key. */
+  CHECK (message (m, 0, "scheduler fifo", &err) == 0);
+  CHECK (message (m, 0, "key set " KEY_A, &err) == 0);
+  CHECK (dm_resume (m, &err) == 0);
+  dm_get_state (m, &s);
+  CHECK (s.key_valid && !s.suspended);
+  CHECK (strcmp (s.scheduler, "fifo") == 0);
+  CHECK (io (m, false, back, sizeof back, 0) == 0);
+  CHECK (memcmp (buf, back, sizeof buf) == 0);
+
+  /* On a running mapping a tunable swaps the engine and resumes. */
+  CHECK (message (m, 0, "workers 3", &err) == 0);
+  CHECK (message (m, 0, "workers 0", &err) == -1
+         && strstr (err.msg, "between 1 and") != NULL);
+  CHECK (message (m, 0, "scheduler nosuch", &err) == -1);
+  dm_get_state (m, &s);
+  CHECK (s.workers == 3 && !s.suspended);
+  CHECK (io (m, false, back, sizeof back, 0) == 0);
+  CHECK (memcmp (buf, back, sizeof buf) == 0);
+
+  /* The counters survive the swaps: one write, two reads. */
+  dm_get_stats (m, &st);
+  CHECK (st.writes == 1);
+  CHECK (st.reads == 2);
+  dm_free (m);
+  b->ops->close (b);
+}
+
+/* ---- A forced reload that changes the data's meaning ---- */
+
+static void
+test_forced (void)
+{
+  struct backend *b = mem_open (SECTORS * 512);
+  struct dm_mapping *m = make (b, LINE (KEY_A, ""), false);
+  struct dm_reload r = {
+    .line = "0 1024 crypt aes-xts-plain64 " KEY_B " 0 " DEVICE " 0",
+    .force = true,
+  };
+  struct dm_err err = { 0 };
+  uint8_t buf[512];
+
+  CHECK (dm_reload (m, &r, &err) == 0);
+  CHECK (dm_size (m) == SECTORS * 512);        /* until resume */
+  CHECK (dm_resume (m, &err) == 0);
+  CHECK (dm_size (m) == 1024 * 512);
+  /* Old connections that still believe in the old size. */
+  CHECK (io (m, false, buf, sizeof buf, 1024 * 512) == -1 && errno == EIO);
+  CHECK (io (m, true, buf, sizeof buf, 1024 * 512) == -1
+         && errno == ENOSPC);
+  dm_free (m);
+  b->ops->close (b);
+}
+
+int
+main (void)
+{
+  test_rules ();
+  test_suspend ();
+  test_messages ();
+  test_forced ();
+  if (failures)
+    fprintf (stderr, "%d check(s) failed\n", failures);
+  else
+    printf ("dm core: reload rules, suspend, messages, forced reload: "
+            "all passed\n");
+  return failures != 0;
+}
