@@ -27,6 +27,10 @@ CORE_OBJS  = $(CORE_SRCS:.c=.o)
 CORE_LIB   = common/libdmcore.a
 PLUGIN_SRCS = $(sort $(wildcard plugin/*.c))
 PLUGIN     = plugin/nbdkit-dmcrypt-plugin.so
+# The filter shares every file of plugin/ but the plugin's callbacks.
+FILTER_SRCS = $(sort $(wildcard filter/*.c)) \
+              $(filter-out plugin/dmcrypt.c,$(PLUGIN_SRCS))
+FILTER     = filter/nbdkit-dmcrypt-filter.so
 STUBS      = tests/nbdkit-stubs.o
 
 UNIT_SRCS  = $(sort $(wildcard tests/unit/test-*.c))
@@ -39,6 +43,7 @@ CTL_OBJS   = $(patsubst %.c,%.o,$(sort $(wildcard tools/ctl/*.c)))
 TRACE_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard tools/trace/*.c)))
 
 PLUGINDIR := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+FILTERDIR := $(shell pkg-config --variable=filterdir nbdkit 2>/dev/null)
 MANDIR    ?= /usr/share/man
 BINDIR    ?= /usr/local/bin
 
@@ -48,7 +53,7 @@ BINDIR    ?= /usr/local/bin
         check-asan \
         check-tsan man fuzz fuzz-smoke fuzz-build
 
-all: $(PLUGIN) $(TOOL_BINS) $(UNIT_BINS) man
+all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 
 %.o: %.c $(wildcard */*.h */*/*.h)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -58,6 +63,10 @@ $(CORE_LIB): $(CORE_OBJS)
 
 $(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_SRCS:.c=.o) $(CORE_LIB) \
+	  $(LDLIBS_ALL)
+
+$(FILTER): $(FILTER_SRCS:.c=.o) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(FILTER_SRCS:.c=.o) $(CORE_LIB) \
 	  $(LDLIBS_ALL)
 
 tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(CORE_LIB) $(STUBS)
@@ -88,7 +97,8 @@ $(TRACE_OBJS): $(wildcard tools/trace/*.h)
 tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) $(wildcard tools/trace/*.h)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TRACE_OBJS)
 
-man: plugin/nbdkit-dmcrypt-plugin.1 tools/dmcryptctl.1
+man: plugin/nbdkit-dmcrypt-plugin.1 filter/nbdkit-dmcrypt-filter.1 \
+  tools/dmcryptctl.1
 
 tools/dmcryptctl.1: tools/dmcryptctl.pod
 	pod2man --section=1 --center="dmcrypt" --release="dmcrypt" \
@@ -97,6 +107,10 @@ tools/dmcryptctl.1: tools/dmcryptctl.pod
 plugin/nbdkit-dmcrypt-plugin.1: plugin/nbdkit-dmcrypt-plugin.pod
 	pod2man --section=1 --center="nbdkit" --release="dmcrypt" \
 	  --name=nbdkit-dmcrypt-plugin $< > $@
+
+filter/nbdkit-dmcrypt-filter.1: filter/nbdkit-dmcrypt-filter.pod
+	pod2man --section=1 --center="nbdkit" --release="dmcrypt" \
+	  --name=nbdkit-dmcrypt-filter $< > $@
 
 deps:
 	@tools/install-deps.sh
@@ -165,16 +179,19 @@ bench: deps
 lab: $(PLUGIN) tools/dmcrypt-trace tools/seeker
 	@tools/lab $(LAB_EXPERIMENTS)
 
-install: $(PLUGIN)
-	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(BINDIR)
+install: $(PLUGIN) $(FILTER)
+	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(FILTERDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BINDIR)
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/
-	install -m 0644 plugin/nbdkit-dmcrypt-plugin.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0755 $(FILTER) $(DESTDIR)$(FILTERDIR)/
+	install -m 0644 plugin/nbdkit-dmcrypt-plugin.1 \
+	  filter/nbdkit-dmcrypt-filter.1 $(DESTDIR)$(MANDIR)/man1/
 	-install -m 0644 tools/dmcryptctl.1 $(DESTDIR)$(MANDIR)/man1/
 	for t in $(TOOL_BINS); do install -m 0755 $$t $(DESTDIR)$(BINDIR)/; done
 
 clean:
 	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
+	  filter/*.o $(FILTER) filter/nbdkit-dmcrypt-filter.1 \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
 	  $(CTL_OBJS) $(TRACE_OBJS) tools/dmcryptctl.1
 	rm -rf fuzz/build

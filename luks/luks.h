@@ -25,6 +25,9 @@ struct luks_unlock_params
   int key_slot;                /* -1 = any */
   bool readonly;               /* nothing may be written to the image */
   const char *wrong_key_hint;  /* added to "no keyslot matched", or NULL */
+  const char *data_name;       /* what messages call the data: NULL for
+                                  data_path (the filter's header copy
+                                  has a better name than its path) */
 };
 
 /* What the header says beyond the table. */

@@ -20,6 +20,13 @@ header_path (const struct luks_unlock_params *p)
   return p->header_path ? p->header_path : p->data_path;
 }
 
+/* What messages call the data. */
+static const char *
+data_name (const struct luks_unlock_params *p)
+{
+  return p->data_name ? p->data_name : p->data_path;
+}
+
 /* LUKS2 persistent activation flags as dm-crypt optional parameters.
  * LUKS2 never sets iv_large_sectors. */
 static unsigned
@@ -75,7 +82,7 @@ set_length (const struct luks_unlock_params *p,
     {
       nbdkit_error ("%s: image too small for its LUKS data offset "
                     "(%" PRIu64 " bytes, data starts at byte %" PRIu64 ")",
-                    p->data_path, data_size, t->offset * SECTOR_BYTES);
+                    data_name (p), data_size, t->offset * SECTOR_BYTES);
       return -1;
     }
   if (seg != NULL && !seg->dynamic)
@@ -85,7 +92,7 @@ set_length (const struct luks_unlock_params *p,
         {
           nbdkit_error ("%s: image too small for its LUKS data segment "
                         "(%" PRIu64 " bytes, segment ends at byte %" PRIu64
-                        ")", p->data_path, data_size,
+                        ")", data_name (p), data_size,
                         t->offset * SECTOR_BYTES + seg->size_bytes);
           return -1;
         }
@@ -97,7 +104,7 @@ set_length (const struct luks_unlock_params *p,
     {
       nbdkit_error ("%s: image too small for its LUKS data offset "
                     "(less than one %u-byte sector of data)",
-                    p->data_path, t->sector_size);
+                    data_name (p), t->sector_size);
       return -1;
     }
   return 0;
@@ -112,7 +119,7 @@ check_offset (const struct luks_unlock_params *p, const struct crypt_table *t)
     return 0;
   nbdkit_error ("%s: LUKS data offset of %" PRIu64 " sectors overlaps the "
                 "header (allowed only with a detached header)",
-                p->data_path, t->offset);
+                data_name (p), t->offset);
   return -1;
 }
 
@@ -139,7 +146,7 @@ luks_fill_params (struct crypt_device *cd,
   /* LUKS2: the segment's cipher string as stored, which is what
    * cryptsetup hands to the kernel. */
   t->cipher = luks2 ? strdup (seg.encryption) : luks1_cipher_spec (cd);
-  t->device = strdup (p->data_path);
+  t->device = strdup (data_name (p));
   if (t->cipher == NULL || t->device == NULL)
     {
       nbdkit_error ("luks: out of memory");

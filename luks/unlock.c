@@ -30,6 +30,19 @@ header_path (const struct luks_unlock_params *p)
   return p->header_path ? p->header_path : p->data_path;
 }
 
+/* What messages call the header and the data. */
+static const char *
+data_name (const struct luks_unlock_params *p)
+{
+  return p->data_name ? p->data_name : p->data_path;
+}
+
+static const char *
+header_name (const struct luks_unlock_params *p)
+{
+  return p->header_path ? p->header_path : data_name (p);
+}
+
 static int
 check_params (const struct luks_unlock_params *p)
 {
@@ -83,7 +96,7 @@ init_device (const struct luks_unlock_params *p, struct crypt_device **cd)
   if (r < 0)
     {
       why = luks_log_last_error ();
-      nbdkit_error ("%s: cannot open: %s", header_path (p),
+      nbdkit_error ("%s: cannot open: %s", header_name (p),
                     why ? why : strerror (-r));
       return -1;
     }
@@ -118,21 +131,21 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
       why = luks_log_last_error ();
       if (why)
         nbdkit_error ("%s: cannot load the LUKS header: %s",
-                      header_path (p), why);
+                      header_name (p), why);
       /* Silent -EINVAL: no LUKS magic.  -EIO: a file too short to read
        * a header from. */
       else if (r == -EINVAL
                || (r == -EIO && shorter_than_a_header (header_path (p))))
-        nbdkit_error ("%s: not a LUKS header", header_path (p));
+        nbdkit_error ("%s: not a LUKS header", header_name (p));
       else
         nbdkit_error ("%s: cannot load the LUKS header: %s",
-                      header_path (p), strerror (-r));
+                      header_name (p), strerror (-r));
       return -1;
     }
   found = crypt_get_type (cd);
   if (p->type != LUKS_ANY && strcmp (found, type_name (p->type)) != 0)
     {
-      nbdkit_error ("%s: not a %s header (found %s)", header_path (p),
+      nbdkit_error ("%s: not a %s header (found %s)", header_name (p),
                     type_name (p->type), found);
       return -1;
     }

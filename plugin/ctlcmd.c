@@ -27,7 +27,7 @@ static struct
 void
 ctlcmd_init (void)
 {
-  image.known = stat (params.file, &image.st) == 0;
+  image.known = !volume.filter && stat (params.file, &image.st) == 0;
 }
 
 static void
@@ -77,7 +77,7 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   dm_get_state (volume.dm, &s);
   ctl_add (rep, "name", control_name ());
   ctl_add (rep, "type", volume_type ());
-  ctl_add (rep, "image", params.file);
+  ctl_add (rep, "image", volume.image);
   add_uuid (rep);
   ctl_addf (rep, "suspended", "%d", s.suspended);
   ctl_addf (rep, "readonly", "%d", s.readonly);

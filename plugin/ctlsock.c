@@ -29,7 +29,7 @@
 static void
 default_name (char *name, size_t size)
 {
-  char *copy = strdup (params.file), *base, *dot;
+  char *copy = volume.filter ? NULL : strdup (params.file), *base, *dot;
   size_t i;
 
   base = copy ? basename (copy) : "dmcrypt";

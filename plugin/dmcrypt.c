@@ -147,24 +147,15 @@ dmcrypt_can_multi_conn (void *handle)
   return 1;
 }
 
+/* io.c does the work for both front ends; nbdkit wants the errno. */
 static int
-report (int r, const char *op)
+io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
+    uint32_t flags)
 {
-  if (r == -1) {
-    int err = errno;
-    nbdkit_error ("%s: %s", op, strerror (err));
-    nbdkit_set_error (err);
-  }
-  return r;
-}
+  int err;
 
-/* Past the mapping's gate (dm_enter), or -1 with the NBD error set. */
-static int
-enter (uint64_t offset, uint64_t count, bool write)
-{
-  int err = dm_enter (volume.dm, offset, count, write);
-
-  if (err) {
+  if (dmcrypt_io (op, buf, count, offset, flags & NBDKIT_FLAG_FUA, &err)
+      == -1) {
     nbdkit_set_error (err);
     return -1;
   }
@@ -175,78 +166,37 @@ static int
 dmcrypt_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
 {
-  int r;
-
-  (void) handle; (void) flags;
-  if (enter (offset, count, false) == -1)
-    return -1;
-  r = report (engine_read (dm_engine (volume.dm), buf, count, offset), "pread");
-  dm_leave (volume.dm);
-  return r;
+  (void) handle;
+  return io (IO_READ, buf, count, offset, flags);
 }
 
 static int
 dmcrypt_pwrite (void *handle, const void *buf, uint32_t count,
                 uint64_t offset, uint32_t flags)
 {
-  int r;
-
-  /* dm_enter refuses writes while the live table is read-only, also
-   * on a connection opened while it was read-write, as on the kernel. */
   (void) handle;
-  if (enter (offset, count, true) == -1)
-    return -1;
-  r = report (engine_write (dm_engine (volume.dm), buf, count, offset,
-                            flags & NBDKIT_FLAG_FUA), "pwrite");
-  dm_leave (volume.dm);
-  return r;
+  return io (IO_WRITE, (void *) buf, count, offset, flags);
 }
 
 static int
 dmcrypt_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  int r;
-
   (void) handle;
-  if (enter (offset, count, true) == -1)
-    return -1;
-  r = report (engine_zero (dm_engine (volume.dm), count, offset,
-                           flags & NBDKIT_FLAG_FUA), "zero");
-  dm_leave (volume.dm);
-  return r;
+  return io (IO_ZERO, NULL, count, offset, flags);
 }
 
 static int
 dmcrypt_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  int r;
-
   (void) handle;
-  if (enter (offset, count, true) == -1)
-    return -1;
-  /* A connection opened while discards were allowed outlives them. */
-  if (!(dm_flags (volume.dm) & CT_ALLOW_DISCARDS)) {
-    dm_leave (volume.dm);
-    nbdkit_set_error (EOPNOTSUPP);
-    return -1;
-  }
-  r = report (engine_trim (dm_engine (volume.dm), count, offset,
-                           flags & NBDKIT_FLAG_FUA), "trim");
-  dm_leave (volume.dm);
-  return r;
+  return io (IO_TRIM, NULL, count, offset, flags);
 }
 
 static int
 dmcrypt_flush (void *handle, uint32_t flags)
 {
-  int r;
-
-  (void) handle; (void) flags;
-  if (enter (0, 0, false) == -1)
-    return -1;
-  r = report (engine_flush (dm_engine (volume.dm)), "flush");
-  dm_leave (volume.dm);
-  return r;
+  (void) handle;
+  return io (IO_FLUSH, NULL, 0, 0, flags);
 }
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL

@@ -67,6 +67,15 @@ struct dmcrypt_params
 
 struct dmcrypt_volume
 {
+  /* The nbdkit filter: the data is the next layer's (LOWER), not a
+   * file the volume opens. */
+  bool filter;
+  struct backend *lower;
+  const char *image;             /* the data's name in messages and
+                                    dmcryptctl: params.file, or the
+                                    filter's label */
+  const char *data_path;         /* what libcryptsetup reads: params.file,
+                                    or the filter's copy of the header */
   bool server_readonly;          /* nbdkit -r: nothing may ever write */
   struct backend *file_backend;  /* the image, under any wrapper */
   struct image_lock *header_lock;  /* on a detached header */
@@ -130,7 +139,16 @@ int lab_wrap_backend (void);
 int lab_start (void);
 void lab_attach_trace (void);
 
+/* io.c: a request through the mapping's gate and the engine.  Returns
+ * 0, or -1 with *ERR the errno for nbdkit (after nbdkit_error when the
+ * engine failed). */
+enum io_op { IO_READ, IO_WRITE, IO_ZERO, IO_TRIM, IO_FLUSH };
+int dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
+                bool fua, int *err);
+
 /* volume.c */
+/* The parameters checked alone, before anything is opened. */
+int volume_check_params (void);
 int volume_open (void);
 void volume_close (void);
 

@@ -119,6 +119,8 @@ open_writable (void)
     nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
   if (volume.server_readonly)
     return false;
+  if (volume.filter)
+    return !volume.lower->readonly;
   if (access (params.file, W_OK) == 0)
     return true;
   err = errno;
@@ -128,12 +130,12 @@ open_writable (void)
   return false;
 }
 
-/* Locked on the file's own descriptor, before anything can wrap it. */
+/* Locked on the file's own descriptor, before anything can wrap it.
+ * The filter's next layer is not a file to lock: its plugin keeps its
+ * own rules (nbdkit's file plugin takes no lock either). */
 static int
-open_backend (bool writable, bool exclusive)
+open_file (bool writable, bool exclusive)
 {
-  struct backend *faulty;
-
   struct image_lock_holder h = { 0 };
 
   volume.backend = backend_file_open (params.file, !writable);
@@ -144,6 +146,18 @@ open_backend (bool writable, bool exclusive)
     report_conflict (params.file, exclusive, &h);
     return -1;
   }
+  return 0;
+}
+
+static int
+open_backend (bool writable, bool exclusive)
+{
+  struct backend *faulty;
+
+  if (volume.filter)
+    volume.backend = volume.lower;
+  else if (open_file (writable, exclusive) == -1)
+    return -1;
   if (params.fault_rules) {
     /* fault-rules=: the test facility sits right under the trace point,
      * so traces show the injected errors as the device's. */
@@ -162,7 +176,7 @@ image_open (void)
   bool exclusive = writable && !params.readonly;
 
   volume.header_fd = -1;
-  if (access (params.file, F_OK) == -1 && errno == ENOENT
+  if (!volume.filter && access (params.file, F_OK) == -1 && errno == ENOENT
       && dmcrypt_is_param_name (params.file)) {
     nbdkit_error ("'%s' needs a value: %s=VALUE", params.file, params.file);
     return -1;
@@ -208,15 +222,19 @@ int
 image_locks_follow (bool writable, char *why, size_t why_size)
 {
   bool header_exclusive = writable && fd_is_writable (volume.header_fd);
-  bool was_exclusive = backend_file_is_exclusive (volume.file_backend);
+  bool was_exclusive = volume.file_backend
+    && backend_file_is_exclusive (volume.file_backend);
   char ignored[16];
 
-  if (follow_one (NULL, params.file, writable, why, why_size) == -1)
+  if (volume.file_backend
+      && follow_one (NULL, params.file, writable, why, why_size) == -1)
     return -1;
   if (volume.header_lock
       && follow_one (volume.header_lock, params.header, header_exclusive,
                      why, why_size) == -1) {
-    follow_one (NULL, params.file, was_exclusive, ignored, sizeof ignored);
+    if (volume.file_backend)
+      follow_one (NULL, params.file, was_exclusive, ignored,
+                  sizeof ignored);
     errno = EBUSY;
     return -1;
   }

@@ -91,7 +91,7 @@ check_luks (void)
 int
 check_key_combinations (bool plain)
 {
-  if (params.file == NULL) {
+  if (params.file == NULL && !volume.filter) {
     nbdkit_error ("file parameter is required (the image to open)");
     return -1;
   }

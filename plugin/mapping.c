@@ -33,6 +33,8 @@ same_device (void *arg, const char *field)
   struct stat st;
 
   (void) arg;
+  if (volume.filter)
+    return false;                    /* only the label itself */
   if (sscanf (field, "%u:%u%c", &maj, &min, &extra) == 2)
     return volume.backend->is_blockdev
       && makedev (maj, min) == image.st_rdev;
@@ -65,6 +67,10 @@ name_device (void)
 {
   char *abs;
 
+  if (volume.filter) {
+    snprintf (device_field, sizeof device_field, "%s", volume.image);
+    return 0;
+  }
   if (stat (params.file, &image) == -1) {
     nbdkit_error ("stat: %s: %m", params.file);
     return -1;

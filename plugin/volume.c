@@ -40,9 +40,9 @@ open_trace (void)
 
   if (params.trace == NULL)
     return 0;
-  image = realpath (params.file, NULL);
+  image = volume.filter ? NULL : realpath (params.file, NULL);
   b->trace = trace_open (params.trace, b->dev_major, b->dev_minor,
-                         image ? image : params.file);
+                         image ? image : volume.image);
   free (image);
   if (b->trace == NULL)
     return -1;
@@ -64,7 +64,9 @@ unlock_luks (void)
   };
   char hint[PATH_MAX + 64];
   struct luks_unlock_params p = {
-    .data_path = params.file,
+    .data_path = volume.data_path,
+    /* The filter's header copy: its path means nothing to the user. */
+    .data_name = volume.filter ? volume.image : NULL,
     .header_path = params.header,
     .type = types[params.type],
     .passphrase = params.passphrase,
@@ -107,13 +109,13 @@ table_from_params (void)
   ss = t->sector_size;
   if (params.offset > volume.backend->size / 512) {
     nbdkit_error ("offset %" PRIu64 " is beyond the end of %s",
-                  params.offset, params.file);
+                  params.offset, volume.image);
     return -1;
   }
   data_bytes = volume.backend->size - params.offset * 512;
   t->length = (ss ? data_bytes / ss * ss : data_bytes) / 512;
   t->cipher = strdup (params.cipher);
-  t->device = strdup (params.file);
+  t->device = strdup (volume.image);
   t->key = secmem_dup (params.key, params.key_size);
   if (t->cipher == NULL || t->device == NULL
       || (params.key_size && t->key == NULL)) {
@@ -148,12 +150,12 @@ check_plain_over_luks (void)
 
   if (params.type_given)
     return 0;
-  r = luks_probe_header (params.file, &data_offset);
+  r = luks_probe_header (volume.data_path, &data_offset);
   if (r != 1 || (data_offset && volume.table.offset * 512 >= data_offset))
     return 0;
   nbdkit_error ("%s has a LUKS header that this plain mapping would "
                 "overwrite: open it with passphrase= or keyfile=, or give "
-                "type=plain to map it anyway", params.file);
+                "type=plain to map it anyway", volume.image);
   return -1;
 }
 
@@ -176,16 +178,23 @@ check_size (void)
 
   if (t->length == 0) {
     nbdkit_error ("%s: no room for data after offset %" PRIu64
-                  " (512-byte sectors)", params.file, t->offset);
+                  " (512-byte sectors)", volume.image, t->offset);
     return -1;
   }
   if (needed > volume.backend->size) {
     nbdkit_error ("%s is smaller than the table: it needs %" PRIu64
                   " bytes, the file has %" PRIu64,
-                  params.file, needed, volume.backend->size);
+                  volume.image, needed, volume.backend->size);
     return -1;
   }
   return 0;
+}
+
+int
+volume_check_params (void)
+{
+  return check_key_combinations (is_plain_type ()) == -1
+    || lab_check_params () == -1 ? -1 : 0;
 }
 
 int
@@ -193,8 +202,9 @@ volume_open (void)
 {
   bool plain = is_plain_type ();
 
-  if (check_key_combinations (plain) == -1 || lab_check_params () == -1
-      || image_open () == -1
+  if (!volume.filter)
+    volume.image = volume.data_path = params.file;
+  if (volume_check_params () == -1 || image_open () == -1
       || open_trace () == -1 || make_table (plain) == -1)
     return -1;
   apply_flag_params ();
@@ -206,10 +216,13 @@ volume_open (void)
 void
 volume_close (void)
 {
+  bool filter = volume.filter;
+
   dm_free (volume.dm);
   image_close ();
   backend_close (volume.backend);
   crypt_table_free (&volume.table);
   memset (&volume, 0, sizeof volume);
   volume.header_fd = -1;
+  volume.filter = filter;
 }

@@ -25,6 +25,7 @@ doc_documents ()
   local d
   echo README.md
   echo plugin/nbdkit-dmcrypt-plugin.pod
+  echo filter/nbdkit-dmcrypt-filter.pod
   echo tools/dmcryptctl.pod
   for d in "$topdir"/docs/*.md; do echo "docs/$(basename "$d")"; done
 }
@@ -49,6 +50,7 @@ doc_setup ()
     ln -s "$topdir/tools/$t" "$tmp/bin/$t"
   done
   export DMCRYPT_DOC_REAL_NBDKIT=$real DMCRYPT_DOC_PLUGIN=$plugin
+  export DMCRYPT_DOC_FILTER=$topdir/filter/nbdkit-dmcrypt-filter.so
 }
 
 # Prints the blocks of DOC that MODE runs, as "NNN LINE" lines, and a

@@ -11,13 +11,15 @@ scratch
   || { cat "$tmp/selftest"; fail "doc-blocks.py selftest"; }
 tail -n 3 "$tmp/selftest"
 
-docs=(README.md plugin/nbdkit-dmcrypt-plugin.pod tools/dmcryptctl.pod)
+docs=(README.md plugin/nbdkit-dmcrypt-plugin.pod filter/nbdkit-dmcrypt-filter.pod
+      tools/dmcryptctl.pod)
 for d in "$topdir"/docs/*.md; do docs+=("docs/$(basename "$d")"); done
 (cd "$topdir" && "$PY" "$srcdir/doc-blocks.py" check "${docs[@]}") \
   || fail "documents break the convention (above)"
 echo "ok: ${#docs[@]} documents keep the convention"
 
-for pod in plugin/nbdkit-dmcrypt-plugin.pod tools/dmcryptctl.pod; do
+for pod in plugin/nbdkit-dmcrypt-plugin.pod filter/nbdkit-dmcrypt-filter.pod \
+           tools/dmcryptctl.pod; do
   grep -q '^=for doc-test' "$topdir/$pod" || fail "$pod has no marker to check"
   pod2man "$topdir/$pod" > "$tmp/page.1" || fail "pod2man $pod"
   if grep -n 'doc-test' "$tmp/page.1"; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make install puts the plugin where "nbdkit dmcrypt" finds it, with its
-# man page; checked in a DESTDIR so the test needs no root.
+# make install puts the plugin where "nbdkit dmcrypt" finds it and the
+# filter where "nbdkit --filter=dmcrypt" finds it, with their man pages;
+# checked in a DESTDIR so the test needs no root.
 source "$(dirname "$0")/functions.sh"
 requires_cmd make nbdkit pkg-config
 plugin_built_or_fail
@@ -20,5 +21,14 @@ grep -q '^name=dmcrypt$' "$tmp/dump" || fail "dump-plugin: no name=dmcrypt"
 grep -q '^dmcrypt_version=' "$tmp/dump" || fail "dump-plugin: no version"
 grep -q '^thread_model=parallel$' "$tmp/dump" \
   || fail "thread model is not parallel"
-echo "ok: installed into $plugindir under DESTDIR, loads, parallel"
+filterdir=$(pkg-config --variable=filterdir nbdkit)
+fso="$tmp/root$filterdir/nbdkit-dmcrypt-filter.so"
+[ -x "$fso" ] || fail "no filter at $fso"
+cmp -s "$fso" "$topdir/filter/nbdkit-dmcrypt-filter.so" \
+  || fail "installed filter differs from the build"
+[ -s "$tmp/root/usr/share/man/man1/nbdkit-dmcrypt-filter.1" ] \
+  || fail "filter man page not installed"
+nbdkit --filter="$fso" null --dump-plugin > "$tmp/fdump" 2>&1 \
+  || { cat "$tmp/fdump"; fail "nbdkit cannot load the filter"; }
+echo "ok: installed into $plugindir and $filterdir under DESTDIR, loads, parallel"
 echo PASS

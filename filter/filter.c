@@ -1,0 +1,421 @@
+/* nbdkit glue for the filter: nbdkit --filter=dmcrypt PLUGIN ... serves
+ * the plaintext of whatever ciphertext the plugin (and any filters
+ * between) serve.  The volume, its mapping, engine and control socket
+ * are the plugin's (plugin/), over a backend that calls the next layer
+ * (nextback.c); this file only speaks nbdkit's filter API.
+ *
+ * The next layer exists only after nbdkit forked, so the volume opens
+ * in .after_fork, once for every connection, on a context of its own. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nbdkit-filter.h>
+
+#include "../plugin/cmdline.h"
+#include "../plugin/control.h"
+#include "../plugin/dmcrypt.h"
+#include "filter.h"
+#include "nextback.h"
+
+#define PREFIX "dmcrypt-"
+
+/* -D dmcrypt.* flags, as the plugin's (plugin/mapping.c reads them). */
+NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;
+NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;
+NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;
+
+static nbdkit_next *shared;          /* the volume's own context */
+static bool serialise;               /* the layer below is not parallel */
+static int header_fd = -1;
+static char header_path[64];
+
+/* ---- Parameters ---- */
+
+/* A bare KEY= that both dmcrypt and the plugin may take waits for the
+ * end of the command line: if dmcrypt-KEY= was given too, the bare one
+ * is the plugin's. */
+struct deferred
+{
+  char *key, *value;
+  struct deferred *next;
+};
+static struct deferred *deferred, **deferred_tail = &deferred;
+static char *prefixed[64];           /* names given as dmcrypt-KEY= */
+static unsigned nprefixed;
+static nbdkit_next_config *next_config;
+static nbdkit_backend *next_config_data;
+
+static bool
+given_prefixed (const char *key)
+{
+  unsigned i;
+
+  for (i = 0; i < nprefixed; i++)
+    if (strcmp (prefixed[i], key) == 0)
+      return true;
+  return false;
+}
+
+static int
+defer (const char *key, const char *value)
+{
+  struct deferred *d = calloc (1, sizeof *d);
+
+  if (d == NULL || (d->key = strdup (key)) == NULL
+      || (d->value = strdup (value)) == NULL) {
+    nbdkit_error ("strdup: %m");
+    if (d)
+      free (d->key);
+    free (d);
+    return -1;
+  }
+  *deferred_tail = d;
+  deferred_tail = &d->next;
+  return 0;
+}
+
+static int
+filter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
+               const char *key, const char *value)
+{
+  next_config = next;
+  next_config_data = nxdata;
+  if (strncmp (key, PREFIX, strlen (PREFIX)) == 0
+      && dmcrypt_is_param_name (key + strlen (PREFIX))
+      && strcmp (key + strlen (PREFIX), "file") != 0) {
+    if (nprefixed < sizeof prefixed / sizeof prefixed[0]
+        && !given_prefixed (key + strlen (PREFIX))
+        && (prefixed[nprefixed] = strdup (key + strlen (PREFIX))) != NULL)
+      nprefixed++;
+    return dmcrypt_config (key + strlen (PREFIX), value);
+  }
+  /* file= is the plugin's: the filter's data is the next layer. */
+  if (strcmp (key, "file") == 0 || !dmcrypt_is_param_name (key))
+    return next (nxdata, key, value);
+  return defer (key, value);
+}
+
+static int
+apply_deferred (void)
+{
+  struct deferred *d, *next;
+  int r = 0;
+
+  for (d = deferred; d; d = next) {
+    next = d->next;
+    if (r == 0)
+      r = given_prefixed (d->key)
+        ? next_config (next_config_data, d->key, d->value)
+        : dmcrypt_config (d->key, d->value);
+    explicit_bzero (d->value, strlen (d->value));
+    free (d->key);
+    free (d->value);
+    free (d);
+  }
+  deferred = NULL;
+  deferred_tail = &deferred;
+  return r;
+}
+
+/* What can be checked before the next layer exists is checked here,
+ * where an error still makes nbdkit exit non-zero in the background. */
+static int
+filter_config_complete (nbdkit_next_config_complete *next,
+                        nbdkit_backend *nxdata)
+{
+  if (apply_deferred () == -1 || volume_check_params () == -1)
+    return -1;
+  return next (nxdata);
+}
+
+static int
+filter_thread_model (void)
+{
+  return NBDKIT_THREAD_MODEL_PARALLEL;
+}
+
+static int
+filter_get_ready (int thread_model)
+{
+  serialise = thread_model < NBDKIT_THREAD_MODEL_PARALLEL;
+  return 0;
+}
+
+/* ---- The volume over the next layer ---- */
+
+static int
+open_lower (nbdkit_backend *nxdata, bool readonly)
+{
+  shared = nbdkit_next_context_open (nxdata, readonly, "", 1);
+  if (shared == NULL) {
+    nbdkit_error ("cannot open the plugin's export");
+    return -1;
+  }
+  if (shared->prepare (shared) == -1)
+    return -1;
+  nbdkit_debug ("dmcrypt: the layer below %s",
+                serialise ? "is not parallel: calls to it are serialised"
+                : "is parallel");
+  volume.lower = backend_next_open (shared, serialise, readonly);
+  if (volume.lower == NULL)
+    return -1;
+  header_fd = header_copy (volume.lower, header_path, sizeof header_path);
+  if (header_fd == -1)
+    return -1;
+  volume.image = FILTER_IMAGE_LABEL;
+  volume.data_path = header_path;
+  return 0;
+}
+
+static int
+filter_after_fork (nbdkit_backend *nxdata)
+{
+  bool readonly = false;
+
+  if (cmdline_proc_readonly (&readonly) == -1)
+    nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
+  if (open_lower (nxdata, readonly) == -1 || volume_open () == -1
+      || control_open () == -1 || lab_start () == -1
+      || dm_start (volume.dm) == -1)
+    return -1;
+  return control_start ();
+}
+
+/* Everything that calls the next layer stops before its context goes. */
+static void
+filter_cleanup (nbdkit_backend *nxdata)
+{
+  struct engine_stats st;
+  char line[1024];
+
+  (void) nxdata;
+  control_close ();
+  if (volume.dm) {
+    dm_get_stats (volume.dm, &st);
+    nbdkit_debug ("stats: %s", engine_format_stats (&st, line, sizeof line));
+  }
+  volume_close ();
+  if (header_fd >= 0)
+    close (header_fd);
+  header_fd = -1;
+  if (shared) {
+    shared->finalize (shared);
+    nbdkit_next_context_close (shared);
+    shared = NULL;
+  }
+}
+
+static void
+filter_load (void)
+{
+  volume.filter = true;
+}
+
+static void
+filter_unload (void)
+{
+  unsigned i;
+
+  filter_cleanup (NULL);
+  dmcrypt_params_free ();
+  for (i = 0; i < nprefixed; i++)
+    free (prefixed[i]);
+  nprefixed = 0;
+}
+
+/* ---- Connections ---- */
+
+static void *
+filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
+             const char *exportname, int is_tls)
+{
+  (void) is_tls;
+  if (next (context, readonly, exportname) == -1)
+    return NULL;
+  dm_opened (volume.dm);
+  return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static void
+filter_close (void *handle)
+{
+  (void) handle;
+  dm_closed (volume.dm);
+}
+
+static int64_t
+filter_get_size (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return dm_size (volume.dm);
+}
+
+/* The engine's sizes, within what the layer below accepts. */
+static int
+filter_block_size (nbdkit_next *next, void *handle, uint32_t *minimum,
+                   uint32_t *preferred, uint32_t *maximum)
+{
+  uint32_t lmin = 0, lpref = 0, lmax = 0;
+  unsigned ss = dm_sector_size (volume.dm);
+
+  (void) handle;
+  if (next->block_size (next, &lmin, &lpref, &lmax) == -1)
+    return -1;
+  *minimum = params.min_block_size ? params.min_block_size : ss;
+  if (lmin > *minimum)
+    *minimum = lmin;
+  *preferred = ss > 4096 ? ss : 4096;
+  if (lpref > *preferred)
+    *preferred = lpref;
+  *maximum = lmax ? lmax : 0xffffffff;
+  return 0;
+}
+
+static int
+filter_can_write (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return !dm_readonly (volume.dm);
+}
+
+static int
+filter_can_flush (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return 1;
+}
+
+static int
+filter_can_fua (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return NBDKIT_FUA_NATIVE;
+}
+
+static int
+filter_can_trim (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return (dm_flags (volume.dm) & CT_ALLOW_DISCARDS) != 0;
+}
+
+/* Zeros are written encrypted: the layer's own zeroing would leave
+ * zeros of ciphertext, which decrypt to noise. */
+static int
+filter_can_zero (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return 1;
+}
+
+static int
+filter_can_fast_zero (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return 0;
+}
+
+/* Holes in the ciphertext are not zeros in the plaintext. */
+static int
+filter_can_extents (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return 0;
+}
+
+static int
+filter_can_cache (nbdkit_next *next, void *handle)
+{
+  (void) next; (void) handle;
+  return NBDKIT_CACHE_NONE;
+}
+
+static int
+filter_can_multi_conn (nbdkit_next *next, void *handle)
+{
+  /* One engine and one context serve every connection. */
+  (void) next; (void) handle;
+  return 1;
+}
+
+static int
+filter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
+              uint64_t offset, uint32_t flags, int *err)
+{
+  (void) next; (void) handle;
+  return dmcrypt_io (IO_READ, buf, count, offset, flags & NBDKIT_FLAG_FUA,
+                     err);
+}
+
+static int
+filter_pwrite (nbdkit_next *next, void *handle, const void *buf,
+               uint32_t count, uint64_t offset, uint32_t flags, int *err)
+{
+  (void) next; (void) handle;
+  return dmcrypt_io (IO_WRITE, (void *) buf, count, offset,
+                     flags & NBDKIT_FLAG_FUA, err);
+}
+
+static int
+filter_zero (nbdkit_next *next, void *handle, uint32_t count,
+             uint64_t offset, uint32_t flags, int *err)
+{
+  (void) next; (void) handle;
+  return dmcrypt_io (IO_ZERO, NULL, count, offset, flags & NBDKIT_FLAG_FUA,
+                     err);
+}
+
+static int
+filter_trim (nbdkit_next *next, void *handle, uint32_t count,
+             uint64_t offset, uint32_t flags, int *err)
+{
+  (void) next; (void) handle;
+  return dmcrypt_io (IO_TRIM, NULL, count, offset, flags & NBDKIT_FLAG_FUA,
+                     err);
+}
+
+static int
+filter_flush (nbdkit_next *next, void *handle, uint32_t flags, int *err)
+{
+  (void) next; (void) handle; (void) flags;
+  return dmcrypt_io (IO_FLUSH, NULL, 0, 0, false, err);
+}
+
+static struct nbdkit_filter filter = {
+  .name              = "dmcrypt",
+  .longname          = "nbdkit userspace dm-crypt filter",
+  .description       = "Serves the plaintext of LUKS1, LUKS2 and plain "
+                       "dm-crypt ciphertext from any plugin",
+  .load              = filter_load,
+  .unload            = filter_unload,
+  .config            = filter_config,
+  .config_complete   = filter_config_complete,
+  .config_help       = dmcrypt_config_help,
+  .thread_model      = filter_thread_model,
+  .get_ready         = filter_get_ready,
+  .after_fork        = filter_after_fork,
+  .cleanup           = filter_cleanup,
+  .open              = filter_open,
+  .close             = filter_close,
+  .get_size          = filter_get_size,
+  .block_size        = filter_block_size,
+  .can_write         = filter_can_write,
+  .can_flush         = filter_can_flush,
+  .can_fua           = filter_can_fua,
+  .can_trim          = filter_can_trim,
+  .can_zero          = filter_can_zero,
+  .can_fast_zero     = filter_can_fast_zero,
+  .can_extents       = filter_can_extents,
+  .can_cache         = filter_can_cache,
+  .can_multi_conn    = filter_can_multi_conn,
+  .pread             = filter_pread,
+  .pwrite            = filter_pwrite,
+  .zero              = filter_zero,
+  .trim              = filter_trim,
+  .flush             = filter_flush,
+};
+
+NBDKIT_REGISTER_FILTER (filter)

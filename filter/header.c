@@ -1,0 +1,124 @@
+/* libcryptsetup reads headers from paths only, and has no interface for
+ * other IO: the header area of the next layer (everything before the
+ * data) is copied into a memfd that it opens as /proc/self/fd/N.  The
+ * copy is read-only as far as the layer below is concerned: nothing in
+ * it is ever written back. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <nbdkit-filter.h>
+
+#include "../luks/luks.h"
+#include "filter.h"
+
+#define PROBE_BYTES   (64 * 1024)            /* a plain image: the probe */
+#define LUKS2_DEFAULT (16 * 1024 * 1024)     /* cryptsetup's data offset */
+#define MAX_HEADER    (1024 * 1024 * 1024)   /* LUKS2 allows 128 MiB of
+                                                keyslots; far beyond */
+#define COPY_CHUNK    (1024 * 1024)
+
+static uint64_t
+be (const uint8_t *p, unsigned n)
+{
+  uint64_t v = 0;
+
+  while (n--)
+    v = v << 8 | *p++;
+  return v;
+}
+
+/* The first WANT bytes of LOWER (at most its size) into FD, from DONE
+ * on. */
+static int
+copy_to (struct backend *lower, int fd, uint64_t *done, uint64_t want)
+{
+  uint8_t *buf;
+  size_t len;
+
+  if (want > lower->size)
+    want = lower->size;
+  if (*done >= want)
+    return 0;
+  if ((buf = malloc (COPY_CHUNK)) == NULL) {
+    nbdkit_error ("malloc: %m");
+    return -1;
+  }
+  for (; *done < want; *done += len) {
+    len = want - *done < COPY_CHUNK ? want - *done : COPY_CHUNK;
+    if (backend_pread (lower, buf, len, *done) == -1) {
+      nbdkit_error ("reading the header from the plugin: %m");
+      break;
+    }
+    if (pwrite (fd, buf, len, *done) != (ssize_t) len) {
+      nbdkit_error ("copying the header: %m");
+      break;
+    }
+  }
+  free (buf);
+  return *done >= want ? 0 : -1;
+}
+
+/* How much of the layer the header takes (*WANT), once its first
+ * PROBE_BYTES are in FD (at PATH); 0 for an image without LUKS magic.
+ * -1 after nbdkit_error. */
+static int
+header_bytes (struct backend *lower, int fd, const char *path,
+              uint64_t *done, uint64_t *want)
+{
+  uint8_t h[4096];
+  uint64_t data_offset = 0;
+
+  *want = 0;
+  if (pread (fd, h, sizeof h, 0) != sizeof h
+      || memcmp (h, "LUKS\xba\xbe", 6) != 0)
+    return 0;
+  if (be (h + 6, 2) == 1) {                 /* LUKS1: payloadOffset */
+    *want = be (h + 104, 4) * 512;
+    return 0;
+  }
+  /* LUKS2: both binary headers with their JSON areas, then the JSON's
+   * data segment offset. */
+  if (be (h + 8, 8) > MAX_HEADER / 2) {
+    *want = UINT64_MAX;                     /* refused by the caller */
+    return 0;
+  }
+  if (copy_to (lower, fd, done, 2 * be (h + 8, 8)) == -1)
+    return -1;
+  *want = luks_probe_header (path, &data_offset) == 1 && data_offset > 0
+    ? data_offset : LUKS2_DEFAULT;
+  return 0;
+}
+
+int
+header_copy (struct backend *lower, char *path, size_t size)
+{
+  int fd = memfd_create ("dmcrypt-header", MFD_CLOEXEC);
+  uint64_t done = 0, want;
+
+  if (fd == -1) {
+    nbdkit_error ("memfd_create: %m");
+    return -1;
+  }
+  snprintf (path, size, "/proc/self/fd/%d", fd);
+  if (copy_to (lower, fd, &done, PROBE_BYTES) == -1)
+    goto fail;
+  if (header_bytes (lower, fd, path, &done, &want) == -1)
+    goto fail;
+  if (want > MAX_HEADER) {
+    nbdkit_error ("the LUKS header claims more than %d MiB: refused",
+                  MAX_HEADER >> 20);
+    goto fail;
+  }
+  if (copy_to (lower, fd, &done, want) == -1)
+    goto fail;
+  return fd;
+
+ fail:
+  close (fd);
+  return -1;
+}

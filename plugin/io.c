@@ -1,0 +1,57 @@
+/* The data path of both front ends, the plugin and the filter: a
+ * request passes the mapping's gate (dm_enter), goes to the engine,
+ * and its error comes back as an errno for the front end to hand to
+ * nbdkit. */
+#include <errno.h>
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "dmcrypt.h"
+
+static const char *const op_names[] = {
+  [IO_READ] = "pread", [IO_WRITE] = "pwrite", [IO_ZERO] = "zero",
+  [IO_TRIM] = "trim", [IO_FLUSH] = "flush",
+};
+
+static int
+run (struct engine *e, enum io_op op, void *buf, uint32_t count,
+     uint64_t offset, bool fua)
+{
+  switch (op) {
+  case IO_READ: return engine_read (e, buf, count, offset);
+  case IO_WRITE: return engine_write (e, buf, count, offset, fua);
+  case IO_ZERO: return engine_zero (e, count, offset, fua);
+  case IO_TRIM: return engine_trim (e, count, offset, fua);
+  default: return engine_flush (e);
+  }
+}
+
+int
+dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
+            bool fua, int *err)
+{
+  bool write = op == IO_WRITE || op == IO_ZERO || op == IO_TRIM;
+  int r;
+
+  if (op == IO_FLUSH)
+    count = offset = 0;
+  if ((*err = dm_enter (volume.dm, offset, count, write)) != 0)
+    return -1;
+  /* A connection opened while discards were allowed outlives them;
+   * dm_enter refuses writes while the live table is read-only, also on
+   * a connection opened while it was read-write, as on the kernel. */
+  if (op == IO_TRIM && !(dm_flags (volume.dm) & CT_ALLOW_DISCARDS)) {
+    dm_leave (volume.dm);
+    *err = EOPNOTSUPP;
+    return -1;
+  }
+  r = run (dm_engine (volume.dm), op, buf, count, offset, fua);
+  if (r == -1) {
+    *err = errno;
+    nbdkit_error ("%s: %s", op_names[op], strerror (*err));
+  }
+  dm_leave (volume.dm);
+  return r;
+}
