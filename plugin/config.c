@@ -265,6 +265,10 @@ dmcrypt_config (const char *key, const char *value)
 {
   int r;
 
+  /* dmcrypt-KEY=: the filter's way to name a parameter that the plugin
+   * below takes too; the plugin accepts it alike. */
+  if (strncmp (key, "dmcrypt-", 8) == 0 && dmcrypt_is_param_name (key + 8))
+    key += 8;
   if ((r = config_bool_key (key, value)) != 1
       || (r = config_string_key (key, value)) != 1)
     return r;

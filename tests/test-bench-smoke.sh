@@ -9,7 +9,7 @@ plugin_built_or_fail
 scratch
 
 bench="$topdir/tools/bench.sh"
-systems="file dmcrypt dmcrypt-fifo luks-filter qemu-nbd"
+systems="file dmcrypt dmcrypt-fifo dmcrypt-filter luks-filter qemu-nbd"
 
 # Bad options are refused before any work.
 "$bench" --systems file,nosuch --out "$tmp/bad" >/dev/null 2>&1 \

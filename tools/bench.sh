@@ -19,12 +19,13 @@ export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 1
 topdir=$PWD
 plugin=$topdir/plugin/nbdkit-dmcrypt-plugin.so
+filter=$topdir/filter/nbdkit-dmcrypt-filter.so
 seeker=$topdir/tools/seeker
 plotter=$topdir/tools/bench-plot.gp
 PY=/usr/bin/python3
 
 all_systems="file dmcrypt dmcrypt-sorted dmcrypt-fifo dmcrypt-nowwq"
-all_systems+=" dmcrypt-norwq dmcrypt-null luks-filter qemu-nbd"
+all_systems+=" dmcrypt-norwq dmcrypt-null dmcrypt-filter luks-filter qemu-nbd"
 io_tests="seq-read seq-write randread-qd1 randread-qd32 randwrite-qd1"
 io_tests+=" randwrite-qd32 seeker fairness"
 all_tests="$io_tests ciphers crypto"
@@ -247,6 +248,9 @@ start_server ()  # start_server SYSTEM IMAGE LOG
       img=${image_file[raw]}
       set -- "${nbdkit[@]}" "$plugin" file="$img" table="0 $(( $(stat -c %s \
         "$img") / 512 )) crypt cipher_null-ecb - 0 /dev/null 0" ;;
+    dmcrypt-filter)     # the same volume through the filter over file
+      set -- "${nbdkit[@]}" --filter="$filter" file "$img" \
+        passphrase=+"$pwfile" ;;
     luks-filter)
       set -- "${nbdkit[@]}" file "$img" --filter=luks passphrase=+"$pwfile" ;;
     qemu-nbd)
