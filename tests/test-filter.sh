@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dmcrypt as an nbdkit filter (filter/nbdkit-dmcrypt-filter.so): LUKS1,
 # LUKS2 and plain ciphertext served by other plugins — file, memory,
-# nbd (a second nbdkit), partitioning, and stacked with cow, partition
+# nbd (a second nbdkit, qemu-nbd), curl (HTTP range requests from a local
+# server), partitioning, and stacked with cow, partition
 # and noparallel
 # — read and written exactly as the plugin and independent
 # implementations (tests/oracle.py, nbdkit's luks filter) read and write
@@ -74,6 +75,37 @@ for (( i = 0; i < 50; i++ )); do [ -S ct.sock ] && break; sleep 0.1; done
 through_filter "$(read_head n.out)" nbd socket="$tmp/ct.sock" \
   passphrase=+pw || fail "read over nbd"
 expect_same "over nbd: what the filter wrote over file" data.bin n.out
+
+echo "LUKS2 served by qemu-nbd, read through the nbd plugin"
+if command -v qemu-nbd >/dev/null; then
+  # -e 2: the filter opens the layer below twice (its own context and
+  # the connection's); qemu-nbd takes one client by default.
+  qemu-nbd -t -e 2 -f raw -k "$tmp/q.sock" l2.img >q.log 2>&1 &
+  qpid=$!
+  cleanup_fn "kill $qpid 2>/dev/null"
+  for (( i = 0; i < 50; i++ )); do [ -S q.sock ] && break; sleep 0.1; done
+  through_filter "$(read_head q.out)" nbd socket="$tmp/q.sock" \
+    passphrase=+pw 2>/dev/null || { cat q.log; fail "read over qemu-nbd"; }
+  expect_same "over qemu-nbd" data.bin q.out
+  kill "$qpid"
+else
+  echo "  (qemu-nbd is not installed: this case is not run)"
+fi
+
+echo "LUKS2 over HTTP range requests (the curl plugin, read-only)"
+mkdir www && cp l2.img www/
+"$PY" "$srcdir/range-http-server.py" "$tmp/www" "$tmp/port" &
+hpid=$!
+cleanup_fn "kill $hpid 2>/dev/null"
+for (( i = 0; i < 100; i++ )); do [ -s port ] && break; sleep 0.1; done
+[ -s port ] || fail "the HTTP server did not start"
+through_filter "$(read_head h.out)" -r -v curl \
+  "http://127.0.0.1:$(cat port)/l2.img" passphrase=+pw 2>curl.log \
+  || { tail curl.log; fail "read over curl"; }
+expect_same "over curl" data.bin h.out
+grep -q "calls to it are serialised" curl.log \
+  || fail "curl (serialize_requests in nbdkit 1.32): calls not serialised"
+kill "$hpid"
 
 echo "noparallel below: every call to the plugin serialised, data intact"
 random_file data2.bin $((4 << 20))
