@@ -55,8 +55,14 @@ BINDIR    ?= /usr/local/bin
 
 all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 
-%.o: %.c $(wildcard */*.h */*/*.h)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+# Each object's headers, as the compiler found them (-MMD -MP); an
+# object without its .d yet is rebuilt once to make it.
+%.o: %.c %.d
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(PLUGIN_SRCS:.c=.o) \
+         $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) $(STUBS)))
+$(DEPS):
+-include $(wildcard $(DEPS))
 
 $(CORE_LIB): $(CORE_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -191,6 +197,7 @@ install: $(PLUGIN) $(FILTER)
 
 clean:
 	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
+	  $(DEPS) \
 	  filter/*.o $(FILTER) filter/nbdkit-dmcrypt-filter.1 \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
 	  $(CTL_OBJS) $(TRACE_OBJS) tools/dmcryptctl.1
