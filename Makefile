@@ -37,6 +37,9 @@ UNIT_SRCS  = $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 TOOL_SRCS  = $(sort $(wildcard tools/*.c))
 TOOL_BINS  = $(TOOL_SRCS:.c=)
+# What make install puts on the user's PATH: not the benchmarks' helpers
+# (tools/seeker).
+USER_TOOLS = tools/dmcryptctl tools/dmcrypt-trace
 # dmcryptctl and dmcrypt-trace have more files than one: tools/ctl/*.c,
 # tools/trace/*.c.
 CTL_OBJS   = $(patsubst %.c,%.o,$(sort $(wildcard tools/ctl/*.c)))
@@ -193,7 +196,7 @@ install: $(PLUGIN) $(FILTER)
 	install -m 0644 plugin/nbdkit-dmcrypt-plugin.1 \
 	  filter/nbdkit-dmcrypt-filter.1 $(DESTDIR)$(MANDIR)/man1/
 	-install -m 0644 tools/dmcryptctl.1 $(DESTDIR)$(MANDIR)/man1/
-	for t in $(TOOL_BINS); do install -m 0755 $$t $(DESTDIR)$(BINDIR)/; done
+	for t in $(USER_TOOLS); do install -m 0755 $$t $(DESTDIR)$(BINDIR)/; done
 
 clean:
 	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \

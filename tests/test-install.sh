@@ -30,5 +30,10 @@ cmp -s "$fso" "$topdir/filter/nbdkit-dmcrypt-filter.so" \
   || fail "filter man page not installed"
 nbdkit --filter="$fso" null --dump-plugin > "$tmp/fdump" 2>&1 \
   || { cat "$tmp/fdump"; fail "nbdkit cannot load the filter"; }
+for t in dmcryptctl dmcrypt-trace; do
+  [ -x "$tmp/root/usr/local/bin/$t" ] || fail "$t not installed"
+done
+[ -e "$tmp/root/usr/local/bin/seeker" ] \
+  && fail "the benchmarks' seeker was installed on the user's PATH"
 echo "ok: installed into $plugindir and $filterdir under DESTDIR, loads, parallel"
 echo PASS
