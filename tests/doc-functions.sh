@@ -12,8 +12,8 @@
 #   nbdkit         tests/doc-nbdkit: "dmcrypt" is the built plugin, servers
 #                  listen on Unix sockets in the scratch directory only,
 #                  and the test learns of every server, to stop it;
-#   dmcryptctl, dmcrypt-trace, seeker   the built tools (make install puts
-#                  them into $BINDIR).
+#   dmcryptctl, dmcrypt-trace   the built tools (make install puts them
+#                  into $BINDIR; the benchmarks' seeker stays in tools/).
 # XDG_RUNTIME_DIR and TMPDIR point into the scratch directory, so that
 # control sockets and temporary files stay there.
 
@@ -39,14 +39,14 @@ doc_setup ()
   local t real
   requires_cmd nbdkit nbdinfo nbdcopy cryptsetup qemu-img realpath setsid
   plugin_built_or_fail
-  for t in dmcryptctl dmcrypt-trace seeker; do
+  for t in dmcryptctl dmcrypt-trace; do
     [ -x "$topdir/tools/$t" ] || fail "tools/$t is not built: run make first"
   done
   scratch
   real=$(command -v nbdkit)
   mkdir "$tmp/bin"
   ln -s "$srcdir/doc-nbdkit" "$tmp/bin/nbdkit"
-  for t in dmcryptctl dmcrypt-trace seeker; do
+  for t in dmcryptctl dmcrypt-trace; do
     ln -s "$topdir/tools/$t" "$tmp/bin/$t"
   done
   export DMCRYPT_DOC_REAL_NBDKIT=$real DMCRYPT_DOC_PLUGIN=$plugin
