@@ -10,33 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../backend/trace.h"
 #include "internal.h"
 
 #define SECTOR_SHIFT 9          /* 512-byte sectors */
-
-void
-trace_queue (struct engine *e, const char *rwbs, uint64_t offset,
-             uint64_t len)
-{
-  if (e->backend->trace)
-    trace_event (e->backend->trace, 'Q', rwbs,
-                 (e->cfg.data_offset + offset) >> SECTOR_SHIFT,
-                 len >> SECTOR_SHIFT, 0);
-}
-
-/* OFFSET is sector-aligned plaintext; BUF gets one decrypted sector. */
-int
-read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset)
-{
-  unsigned ss = e->cfg.sector_size;
-
-  trace_queue (e, "R", offset, ss);
-  if (backend_pread (e->backend, buf, ss, e->cfg.data_offset + offset) == -1)
-    return -1;
-  return sector_cipher_decrypt (e->cipher, buf, buf, ss,
-                                offset >> SECTOR_SHIFT);
-}
 
 void
 chunk_fetch (struct engine *e, struct chunk *c)

@@ -93,6 +93,10 @@ struct workers
 
 struct writeout
 {
+  /* Writes one chunk out (chunk_dispatch_write): given by the engine,
+   * so that the stage knows nothing of what a chunk is beyond its
+   * place in the order. */
+  void (*dispatch) (struct engine *e, struct chunk *c);
   pthread_mutex_t lock;
   pthread_cond_t wake;
   struct wo_item *head, **tailp;  /* arrivals, in order */
@@ -159,6 +163,9 @@ debug_on (struct engine *e, unsigned flag)
 void requests_enter (struct engine *e);
 void requests_leave (struct engine *e);
 
+/* engine.c */
+void thread_setup (struct engine *e, const char *name);
+
 /* workers.c */
 int workers_start (struct engine *e, unsigned n);
 void workers_stop (struct workers *p);
@@ -167,7 +174,6 @@ void workers_stop (struct workers *p);
 void workers_submit (struct workers *p, struct request *r, int worker);
 /* Takes R's next unclaimed chunk back for the caller, or NULL. */
 struct chunk *workers_claim (struct workers *p, struct request *r);
-void thread_setup (struct engine *e, const char *name);
 
 /* writeout.c */
 int writeout_start (struct engine *e);

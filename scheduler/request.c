@@ -9,9 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backend/trace.h"
 #include "../common/log.h"
 #include "../table/crypt_table.h"
 #include "internal.h"
+
+#define SECTOR_SHIFT 9           /* 512-byte sectors */
+
+void
+trace_queue (struct engine *e, const char *rwbs, uint64_t offset,
+             uint64_t len)
+{
+  if (e->backend->trace)
+    trace_event (e->backend->trace, 'Q', rwbs,
+                 (e->cfg.data_offset + offset) >> SECTOR_SHIFT,
+                 len >> SECTOR_SHIFT, 0);
+}
+
+/* OFFSET is sector-aligned plaintext; BUF gets one decrypted sector. */
+int
+read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset)
+{
+  unsigned ss = e->cfg.sector_size;
+
+  trace_queue (e, "R", offset, ss);
+  if (backend_pread (e->backend, buf, ss, e->cfg.data_offset + offset) == -1)
+    return -1;
+  return sector_cipher_decrypt (e->cipher, buf, buf, ss,
+                                offset >> SECTOR_SHIFT);
+}
 
 /* Crypts R's chunks: inline, on one worker, on the workers alone, or
  * (default) inline when the engine is busy, else the first inline while
@@ -80,8 +106,8 @@ fill_wave (struct engine *e, struct request *r, uint64_t *pos, uint64_t end,
     c->len = end - *pos < size ? end - *pos : size;
     c->data = read_base ? read_base + (*pos - read_offset) : NULL;
     c->err = 0;
-    c->wo.sector = (e->cfg.data_offset + *pos) >> 9;
-    c->wo.nsect = c->len >> 9;
+    c->wo.sector = (e->cfg.data_offset + *pos) >> SECTOR_SHIFT;
+    c->wo.nsect = c->len >> SECTOR_SHIFT;
     trace_queue (e, r->write ? "W" : "R", *pos, c->len);
     *pos += c->len;
   }

@@ -8,15 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../common/log.h"
 #include "../table/crypt_table.h"
 #include "internal.h"
-
-/* nice value of high_priority threads: the kernel uses WQ_HIGHPRI. */
-#define HIGH_PRIORITY_NICE (-10)
 
 static void
 rqueue_append (struct rqueue *q, struct request *r)
@@ -61,20 +57,6 @@ claim_locked (struct workers *p, struct request *r)
 
 /* Names the thread and, with high_priority, raises it where the OS
  * allows: best effort and silent, as the kernel's flag is a hint too. */
-void
-thread_setup (struct engine *e, const char *name)
-{
-  pthread_setname_np (pthread_self (), name);
-  if (!(e->cfg.flags & CT_HIGH_PRIORITY))
-    return;
-  if (setpriority (PRIO_PROCESS, gettid (), HIGH_PRIORITY_NICE) == -1) {
-    if (debug_on (e, ENGINE_DEBUG_WORKERS))
-      nbdkit_debug ("%s: high priority not allowed: %m", name);
-  }
-  else if (debug_on (e, ENGINE_DEBUG_WORKERS))
-    nbdkit_debug ("%s: nice %d", name, HIGH_PRIORITY_NICE);
-}
-
 static struct chunk *
 next_chunk_locked (struct workers *p, struct worker *w)
 {

@@ -143,7 +143,7 @@ dispatch_list (struct engine *e, struct wo_item *it)
     /* A seek halves the run: one late request does not end a stream. */
     wo->run = it->sector == wo->last_end ? wo->run + 1 : wo->run / 2;
     wo->last_end = it->sector + it->nsect;
-    chunk_dispatch_write (e, chunk_of (it));
+    wo->dispatch (e, chunk_of (it));
   }
 }
 
@@ -359,7 +359,7 @@ writeout_submit (struct engine *e, struct chunk *c, bool on_worker)
   enum rounds_end end;
 
   if (bypassed (e)) {
-    chunk_dispatch_write (e, c);
+    wo->dispatch (e, c);
     return;
   }
   c->wo.next = NULL;
