@@ -1,15 +1,40 @@
 /* The unit tests' two kinds of check.  CHECK reports a failed condition
  * and counts it in FAILURES, so that one run lists every failure; main
- * returns non-zero when any was counted.  REQUIRE stops the test at the
- * first failure, for checks whose failure makes the rest meaningless
- * (a server that did not start, a request that must have succeeded). */
+ * returns non-zero when any was counted.  CHECK_MSG and check_that do
+ * the same with a message of their own (check_that also returns the
+ * condition, for checks that guard the next ones).  REQUIRE stops the
+ * test at the first failure, for checks whose failure makes the rest
+ * meaningless (a server that did not start, a request that must have
+ * succeeded).  CHECKS counts the checks made with a message. */
 #ifndef DMCRYPT_TEST_CHECK_H
 #define DMCRYPT_TEST_CHECK_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static int failures __attribute__ ((unused));
+static unsigned checks __attribute__ ((unused));
+
+static inline bool __attribute__ ((format (printf, 4, 5), unused))
+check_at (bool ok, const char *file, int line, const char *fmt, ...)
+{
+  va_list ap;
+
+  checks++;
+  if (ok)
+    return true;
+  failures++;
+  fprintf (stderr, "%s:%d: FAILED: ", file, line);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  return false;
+}
+#define check_that(ok, ...) check_at ((ok), __FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_MSG(cond, ...) ((void) check_that ((cond), __VA_ARGS__))
 
 #define CHECK(cond)                                                     \
   do {                                                                  \

@@ -30,32 +30,15 @@
 
 #include "../../luks/luks.h"
 #include "../../table/crypt_table.h"
+#include "check.h"
 
 extern int dmcrypt_debug_luks;
 
 static char scratch[PATH_MAX];      /* absolute; the current directory */
 static char shared_dir[PATH_MAX + 64]; /* ../shared/testdata/cryptsetup */
 static char self_exe[PATH_MAX];
-static int failures;
 
 /* ---- reporting ---------------------------------------------------- */
-
-static bool __attribute__ ((format (printf, 2, 3)))
-check (bool ok, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (ok)
-    return true;
-  failures++;
-  va_start (ap, fmt);
-  fputs ("FAIL: ", stdout);
-  vprintf (fmt, ap);
-  putchar ('\n');
-  va_end (ap);
-  fflush (stdout);
-  return false;
-}
 
 static void __attribute__ ((format (printf, 1, 2)))
 note (const char *fmt, ...)
@@ -188,7 +171,7 @@ format_with (const char *img, const char *type, const char *size,
   /* Also for LUKS1: "--iter-time 1" still costs a 2 s benchmark. */
   const char *kdf = "--pbkdf pbkdf2 --pbkdf-force-iterations 1000";
 
-  return check (sh ("rm -f %s && truncate -s %s %s && cryptsetup "
+  return check_that (sh ("rm -f %s && truncate -s %s %s && cryptsetup "
                     "luksFormat --batch-mode --type %s %s %s >/dev/null",
                     img, size, img, type, kdf, args) == 0,
                 "luksFormat %s %s", type, args);
@@ -211,7 +194,7 @@ add_key (const char *img, const char *old_pw, const char *new_pw, int slot)
 {
   write_file ("old.pw", old_pw, strlen (old_pw));
   write_file ("new.pw", new_pw, strlen (new_pw));
-  return check (sh ("cryptsetup luksAddKey --batch-mode --pbkdf pbkdf2 "
+  return check_that (sh ("cryptsetup luksAddKey --batch-mode --pbkdf pbkdf2 "
                     "--pbkdf-force-iterations 1000 --key-file old.pw "
                     "--key-slot %d %s new.pw", slot, img) == 0,
                 "luksAddKey %s slot %d", img, slot);
@@ -400,34 +383,34 @@ expect_table (const char *name, const struct luks_unlock_params *p,
   bool ok;
 
   run_unlock (p, &out);
-  if (!check (out.r == 0, "%s: unlock failed: %s", name, out.output))
+  if (!check_that (out.r == 0, "%s: unlock failed: %s", name, out.output))
     {
       outcome_free (&out);
       return false;
     }
   if (out.t.key_size <= 512)
     to_hex (out.t.key, out.t.key_size, key_hex);
-  ok = check (out.output[0] == '\0', "%s: printed \"%s\"", name, out.output)
-    & check (strcmp (key_hex, o->key_hex) == 0, "%s: key differs", name)
-    & check (strcmp (out.t.cipher, o->cipher) == 0, "%s: cipher %s, not %s",
+  ok = check_that (out.output[0] == '\0', "%s: printed \"%s\"", name, out.output)
+    & check_that (strcmp (key_hex, o->key_hex) == 0, "%s: key differs", name)
+    & check_that (strcmp (out.t.cipher, o->cipher) == 0, "%s: cipher %s, not %s",
              name, out.t.cipher, o->cipher)
-    & check (out.t.offset == o->offset, "%s: offset %" PRIu64 ", not %"
+    & check_that (out.t.offset == o->offset, "%s: offset %" PRIu64 ", not %"
              PRIu64, name, out.t.offset, o->offset)
-    & check (out.t.sector_size == o->sector_size, "%s: sector size %u, "
+    & check_that (out.t.sector_size == o->sector_size, "%s: sector size %u, "
              "not %u", name, out.t.sector_size, o->sector_size)
-    & check (out.t.length == length, "%s: length %" PRIu64 ", not %"
+    & check_that (out.t.length == length, "%s: length %" PRIu64 ", not %"
              PRIu64, name, out.t.length, length)
-    & check (out.t.start == 0 && out.t.iv_offset == 0, "%s: start or iv "
+    & check_that (out.t.start == 0 && out.t.iv_offset == 0, "%s: start or iv "
              "offset not 0", name)
-    & check (out.t.flags == flags, "%s: flags 0x%x, not 0x%x", name,
+    & check_that (out.t.flags == flags, "%s: flags 0x%x, not 0x%x", name,
              out.t.flags, flags)
-    & check (strcmp (out.t.device, p->data_path) == 0, "%s: device %s",
+    & check_that (strcmp (out.t.device, p->data_path) == 0, "%s: device %s",
              name, out.t.device)
-    & check (out.info.version == o->version, "%s: version %d", name,
+    & check_that (out.info.version == o->version, "%s: version %d", name,
              out.info.version)
-    & check (strcmp (out.info.uuid, o->uuid) == 0, "%s: uuid %s, not %s",
+    & check_that (strcmp (out.info.uuid, o->uuid) == 0, "%s: uuid %s, not %s",
              name, out.info.uuid, o->uuid)
-    & check (slot == -1 || out.info.key_slot == slot, "%s: opened slot %d,"
+    & check_that (slot == -1 || out.info.key_slot == slot, "%s: opened slot %d,"
              " not %d", name, out.info.key_slot, slot);
   if (ok)
     note ("ok: %s: %s %zu-bit key, offset %" PRIu64 ", length %" PRIu64
@@ -449,13 +432,13 @@ expect_error (const char *name, const struct luks_unlock_params *p,
 
   run_unlock (p, &out);
   nl = strchr (out.output, '\n');
-  ok = check (out.r == -1, "%s: unlock succeeded", name)
-    && check (strncmp (out.output, "error: ", 7) == 0
+  ok = check_that (out.r == -1, "%s: unlock succeeded", name)
+    && check_that (strncmp (out.output, "error: ", 7) == 0
               && nl != NULL && nl[1] == '\0',
               "%s: not one error line: \"%s\"", name, out.output)
-    && check (strstr (out.output, want) != NULL, "%s: \"%.*s\" does not "
+    && check_that (strstr (out.output, want) != NULL, "%s: \"%.*s\" does not "
               "say \"%s\"", name, (int) (nl - out.output), out.output, want)
-    && check (out.t.key == NULL && out.t.cipher == NULL, "%s: table not "
+    && check_that (out.t.key == NULL && out.t.cipher == NULL, "%s: table not "
               "emptied", name);
   if (ok)
     note ("ok: %s: %.*s", name, (int) (nl - out.output), out.output);
@@ -541,7 +524,7 @@ edit_luks2_json (const char *img, void (*edit) (json_object *, void *),
   free (json_area);
   if (fd != -1)
     close (fd);
-  return check (ok, "editing the LUKS2 metadata of %s", img);
+  return check_that (ok, "editing the LUKS2 metadata of %s", img);
 }
 
 static json_object *
@@ -606,7 +589,7 @@ set_persistent_flags (const char *img, uint32_t flags)
         }
       _exit (r == 0 ? 0 : 1);
     }
-  return check (pid > 0 && waitpid (pid, &status, 0) == pid
+  return check_that (pid > 0 && waitpid (pid, &status, 0) == pid
                 && WIFEXITED (status) && WEXITSTATUS (status) == 0,
                 "crypt_persistent_flags_set %s", img);
 }
@@ -653,11 +636,11 @@ test_formats (void)
       if (!format_image ("f.img", cases[i].type, "correct horse", "32M",
                          cases[i].extra)
           || (cases[i].grow && sh ("truncate -s %s f.img", cases[i].grow))
-          || !check (oracle_read ("f.img", "--key-file pw.txt", &o),
+          || !check_that (oracle_read ("f.img", "--key-file pw.txt", &o),
                      "%s: luksDump", cases[i].name))
         continue;
       p = with_passphrase ("f.img", "correct horse");
-      check (cases[i].length == dynamic_length ("f.img", &o),
+      check_that (cases[i].length == dynamic_length ("f.img", &o),
              "%s: test table disagrees with luksDump", cases[i].name);
       expect_table (cases[i].name, &p, &o, cases[i].length, 0, 0);
       p.type = strcmp (cases[i].type, "luks1") == 0 ? LUKS_V1 : LUKS_V2;
@@ -676,7 +659,7 @@ test_key_slots (const char *type, int max_slots)
   write_file ("pw.txt", "first", 5);
   if (!format_image ("s.img", type, "first", "32M", "")
       || !add_key ("s.img", "first", "second", 3)
-      || !check (oracle_read ("s.img", "--key-file pw.txt", &o), "luksDump"))
+      || !check_that (oracle_read ("s.img", "--key-file pw.txt", &o), "luksDump"))
     return;
   p = with_passphrase ("s.img", "second");
   expect_table (name, &p, &o, dynamic_length ("s.img", &o), 3, 0);
@@ -702,7 +685,7 @@ test_unbound_slot (void)
 
   write_file ("new.pw", "unbound", 7);
   if (!format_image ("u.img", "luks2", "bound", "32M", "")
-      || !check (sh ("cryptsetup luksAddKey --batch-mode --unbound "
+      || !check_that (sh ("cryptsetup luksAddKey --batch-mode --unbound "
                      "--key-size 256 --pbkdf pbkdf2 --pbkdf-force-iterations "
                      "1000 --key-slot 4 u.img new.pw") == 0,
                  "luksAddKey --unbound"))
@@ -731,7 +714,7 @@ test_key_file (void)
   write_file ("key.bin", key, sizeof key);
   if (!format_with ("k.img", "luks2", "32M", "--key-file key.bin "
                     "--keyfile-offset 100 --keyfile-size 300 k.img")
-      || !check (oracle_read ("k.img", "--key-file key.bin --keyfile-offset "
+      || !check_that (oracle_read ("k.img", "--key-file key.bin --keyfile-offset "
                               "100 --keyfile-size 300", &o), "luksDump"))
     return;
   p.keyfile_offset = 100;
@@ -752,7 +735,7 @@ test_key_file (void)
 
   /* The whole file, as "cryptsetup --key-file key.bin" reads it. */
   if (!format_with ("k.img", "luks1", "32M", "--key-file key.bin k.img")
-      || !check (oracle_read ("k.img", "--key-file key.bin", &o), "luksDump"))
+      || !check_that (oracle_read ("k.img", "--key-file key.bin", &o), "luksDump"))
     return;
   p.keyfile = "key.bin";
   p.keyfile_offset = 0;
@@ -771,15 +754,15 @@ test_detached_header (const char *type)
 
   snprintf (name, sizeof name, "%s-detached", type);
   write_file ("pw.txt", "hdr", 3);
-  if (!check (sh ("rm -f hdr.img && truncate -s 8M data.img") == 0, "data")
+  if (!check_that (sh ("rm -f hdr.img && truncate -s 8M data.img") == 0, "data")
       || !format_with ("hdr.img", type, "16M", "--key-file pw.txt "
                        "--header hdr.img data.img")
-      || !check (oracle_read ("hdr.img", "--key-file pw.txt", &o),
+      || !check_that (oracle_read ("hdr.img", "--key-file pw.txt", &o),
                  "luksDump hdr.img"))
     return;
   p = with_passphrase ("data.img", "hdr");
   p.header_path = "hdr.img";
-  check (o.offset == 0, "%s: detached header has offset %" PRIu64, name,
+  check_that (o.offset == 0, "%s: detached header has offset %" PRIu64, name,
          o.offset);
   expect_table (name, &p, &o, 16384, 0, 0);
   p.header_path = NULL;
@@ -803,15 +786,15 @@ test_persistent_flags (void)
   write_file ("pw.txt", "flags", 5);
   if (!format_image ("pf.img", "luks2", "flags", "32M", "")
       || !set_persistent_flags ("pf.img", CRYPT_ACTIVATE_ALLOW_DISCARDS)
-      || !check (oracle_read ("pf.img", "--key-file pw.txt", &o), "luksDump"))
+      || !check_that (oracle_read ("pf.img", "--key-file pw.txt", &o), "luksDump"))
     return;
-  check (strcmp (o.flags, "allow-discards") == 0, "luksDump flags: %s",
+  check_that (strcmp (o.flags, "allow-discards") == 0, "luksDump flags: %s",
          o.flags);
   expect_table ("flag allow-discards", &p, &o, 32768, 0, CT_ALLOW_DISCARDS);
   if (!set_persistent_flags ("pf.img", lib_flags)
-      || !check (oracle_read ("pf.img", "--key-file pw.txt", &o), "luksDump"))
+      || !check_that (oracle_read ("pf.img", "--key-file pw.txt", &o), "luksDump"))
     return;
-  check (strstr (o.flags, "same-cpu-crypt") && strstr (o.flags,
+  check_that (strstr (o.flags, "same-cpu-crypt") && strstr (o.flags,
          "submit-from-crypt-cpus") && strstr (o.flags, "no-read-workqueue")
          && strstr (o.flags, "no-write-workqueue"), "luksDump flags: %s",
          o.flags);
@@ -842,7 +825,7 @@ test_bad_files (void)
   /* Truncated: into the keyslots, then exactly at the data offset. */
   write_file ("pw.txt", "pw", 2);
   if (!format_image ("t.img", "luks2", "pw", "32M", "")
-      || !check (oracle_read ("t.img", "--key-file pw.txt", &o), "luksDump"))
+      || !check_that (oracle_read ("t.img", "--key-file pw.txt", &o), "luksDump"))
     return;
   p = with_passphrase ("t.img", "pw");
   sh ("truncate -s 16M t.img");
@@ -889,7 +872,7 @@ poke (const char *img, off_t offset, const char *bytes)
 
   if (fd != -1)
     close (fd);
-  return check (ok, "corrupting %s", img);
+  return check_that (ok, "corrupting %s", img);
 }
 
 /* libcryptsetup 2.6 rewrites a damaged LUKS2 header copy from the good
@@ -914,7 +897,7 @@ test_no_header_repair (void)
     {
       snprintf (name, sizeof name, "damaged %s", damage[i].name);
       if (!format_image ("r.img", "luks2", "repair", "32M", "")
-          || !check (oracle_read ("r.img", "--key-file pw.txt", &o), "dump")
+          || !check_that (oracle_read ("r.img", "--key-file pw.txt", &o), "dump")
           || !poke ("r.img", damage[i].offset, "XXXXXXXX"))
         continue;
       sh ("cp r.img control.img");
@@ -924,10 +907,10 @@ test_no_header_repair (void)
       p.readonly = false;
       expect_table (name, &p, &o, 32768, 0, 0);
       sha256_file ("r.img", after);
-      check (strcmp (before, after) == 0, "%s: image written", name);
+      check_that (strcmp (before, after) == 0, "%s: image written", name);
       sh ("cryptsetup luksDump control.img >/dev/null 2>&1");
       sha256_file ("control.img", after);
-      check (strcmp (before, after) != 0, "%s: control: cryptsetup "
+      check_that (strcmp (before, after) != 0, "%s: control: cryptsetup "
              "luksDump did not repair, so this test could not see a "
              "write", name);
     }
@@ -961,7 +944,7 @@ test_opens_read_only (void)
       free (log);
       return;
     }
-  check (rc == 0, "unlock under strace failed");
+  check_that (rc == 0, "unlock under strace failed");
   for (line = log; line && *line; line = end)
     {
       end = strchr (line, '\n');
@@ -972,11 +955,11 @@ test_opens_read_only (void)
       if (strstr (line, "\"ro.img\"") == NULL || strstr (line, "= -1"))
         continue;
       opens++;
-      check (strstr (line, "O_RDWR") == NULL
+      check_that (strstr (line, "O_RDWR") == NULL
              && strstr (line, "O_WRONLY") == NULL,
              "image opened for writing: %s", line);
     }
-  check (opens > 0, "strace saw no open of the image");
+  check_that (opens > 0, "strace saw no open of the image");
   note ("ok: the image was opened %d times, never for writing", opens);
   free (log);
 }
@@ -992,7 +975,7 @@ test_refused (void)
 
   write_file ("pw.txt", "refuse", 6);
   if (format_image ("x.img", "luks2", "refuse", "32M", "")
-      && check (sh ("cryptsetup reencrypt --init-only --batch-mode "
+      && check_that (sh ("cryptsetup reencrypt --init-only --batch-mode "
                     "--key-file pw.txt --pbkdf pbkdf2 "
                     "--pbkdf-force-iterations 1000 x.img >/dev/null") == 0,
                 "cryptsetup reencrypt --init-only"))
@@ -1001,7 +984,7 @@ test_refused (void)
       expect_error ("re-encryption", &p, "x.img: LUKS2 device is in the "
                     "middle of re-encryption: not supported");
       sha256_file ("x.img", after);
-      check (strcmp (before, after) == 0, "re-encryption: image written");
+      check_that (strcmp (before, after) == 0, "re-encryption: image written");
     }
 
   /* cryptsetup cannot format integrity without dm-integrity, so the
@@ -1011,7 +994,7 @@ test_refused (void)
       && edit_luks2_json ("x.img", add_integrity, "hmac(sha256)"))
     {
       dump = sh_output ("cryptsetup luksDump x.img 2>&1");
-      check (dump && strstr (dump, "integrity: hmac(sha256)"),
+      check_that (dump && strstr (dump, "integrity: hmac(sha256)"),
              "crafted integrity header not accepted by luksDump");
       free (dump);
       expect_error ("integrity", &p,
@@ -1033,10 +1016,10 @@ test_fixed_segment (void)
   write_file ("pw.txt", "fixed", 5);
   if (!format_image ("fs.img", "luks2", "fixed", "32M", "")
       || !edit_luks2_json ("fs.img", set_segment_size, "8388608")
-      || !check (oracle_read ("fs.img", "--key-file pw.txt", &o), "dump"))
+      || !check_that (oracle_read ("fs.img", "--key-file pw.txt", &o), "dump"))
     return;
   dump = sh_output ("cryptsetup luksDump fs.img");
-  check (dump && strstr (dump, "length: 8388608 [bytes]"),
+  check_that (dump && strstr (dump, "length: 8388608 [bytes]"),
          "luksDump does not show the fixed length");
   free (dump);
   expect_table ("fixed segment", &p, &o, 16384, 0, 0);
@@ -1059,18 +1042,18 @@ test_nothing_secret_logged (void)
 
   write_file ("pw.txt", pw, strlen (pw));
   if (!format_image ("d.img", "luks2", pw, "32M", "")
-      || !check (oracle_read ("d.img", "--key-file pw.txt", &o), "dump"))
+      || !check_that (oracle_read ("d.img", "--key-file pw.txt", &o), "dump"))
     return;
   snprintf (spaced, sizeof spaced, "%.2s %.2s %.2s", o.key_hex,
             o.key_hex + 2, o.key_hex + 4);
   setenv ("DMCRYPT_DEBUG", "1", 1);
   dmcrypt_debug_luks = 1;
   run_unlock (&p, &out);
-  check (out.r == 0, "debug unlock failed: %s", out.output);
-  check (strstr (out.output, "debug: libcryptsetup: ") != NULL,
+  check_that (out.r == 0, "debug unlock failed: %s", out.output);
+  check_that (strstr (out.output, "debug: libcryptsetup: ") != NULL,
          "libcryptsetup's messages do not reach nbdkit_debug");
-  check (strstr (out.output, pw) == NULL, "passphrase in the log");
-  check (strstr (out.output, o.key_hex) == NULL
+  check_that (strstr (out.output, pw) == NULL, "passphrase in the log");
+  check_that (strstr (out.output, o.key_hex) == NULL
          && strstr (out.output, o.key_hex + 32) == NULL
          && strstr (out.output, spaced) == NULL, "key in the log");
   outcome_free (&out);
@@ -1078,7 +1061,7 @@ test_nothing_secret_logged (void)
   p.passphrase = "Tr0ub4dor&3-wrong";
   p.passphrase_size = strlen (p.passphrase);
   run_unlock (&p, &out);
-  check (out.r == -1 && strstr (out.output, "Tr0ub4dor") == NULL,
+  check_that (out.r == -1 && strstr (out.output, "Tr0ub4dor") == NULL,
          "wrong passphrase in the log");
   outcome_free (&out);
   unsetenv ("DMCRYPT_DEBUG");
@@ -1094,9 +1077,9 @@ unpack (const char *file)
   const char *ext = strrchr (file, '.');
 
   if (ext && strcmp (ext, ".xz") == 0 && strstr (file, ".tar.") == NULL)
-    return check (sh ("xz -dc '%s/%s' > '%.*s'", shared_dir, file,
+    return check_that (sh ("xz -dc '%s/%s' > '%.*s'", shared_dir, file,
                       (int) (ext - file), file) == 0, "unxz %s", file);
-  return check (sh ("tar xJf '%s/%s'", shared_dir, file) == 0,
+  return check_that (sh ("tar xJf '%s/%s'", shared_dir, file) == 0,
                 "untar %s", file);
 }
 
@@ -1110,7 +1093,7 @@ expect_like_cryptsetup (const char *name, const struct luks_unlock_params *p,
   char before[65], after[65], *dump;
   struct oracle o;
 
-  if (!check (file_size (p->data_path) > 0, "%s: missing", name))
+  if (!check_that (file_size (p->data_path) > 0, "%s: missing", name))
     return;
   if (oracle_read (p->header_path ? p->header_path : p->data_path,
                    secret_args, &o))
@@ -1132,7 +1115,7 @@ expect_like_cryptsetup (const char *name, const struct luks_unlock_params *p,
       expect_error (name, p, "");
     }
   sha256_file (p->data_path, after);
-  check (strcmp (before, after) == 0, "%s: image written", name);
+  check_that (strcmp (before, after) == 0, "%s: image written", name);
 }
 
 static void
@@ -1156,7 +1139,7 @@ test_luks1_images (void)
       p.data_path = img;
       expect_like_cryptsetup (img + strlen (dir) + 1, &p, args);
     }
-  check (n >= 12, "only %d images in luks1-images.tar.xz", n);
+  check_that (n >= 12, "only %d images in luks1-images.tar.xz", n);
   free (list);
 }
 
@@ -1210,9 +1193,9 @@ test_evil_headers (void)
       p.readonly = false;
       expect_error (img, &p, "");
       sha256_file (img, after);
-      check (strcmp (before, after) == 0, "%s: image written", img);
+      check_that (strcmp (before, after) == 0, "%s: image written", img);
     }
-  check (n >= 5, "only %d evil_hdr images", n);
+  check_that (n >= 5, "only %d evil_hdr images", n);
   free (list);
 }
 
@@ -1306,7 +1289,7 @@ test_as_nobody (void)
       return;
     }
   snprintf (dir, sizeof dir, "%s/nobody.XXXXXX", scratch);
-  if (!check (mkdtemp (dir) != NULL && chmod (scratch, 0755) == 0
+  if (!check_that (mkdtemp (dir) != NULL && chmod (scratch, 0755) == 0
               && chmod (dir, 01777) == 0, "scratch for nobody"))
     return;
   note ("--- again as user nobody ---");
@@ -1314,7 +1297,7 @@ test_as_nobody (void)
            "cd '%s' && TMPDIR='%s' DMCRYPT_TEST_SHARED='%s' setpriv "
            "--reuid=65534 --regid=65534 --clear-groups ./test-luks",
            self_exe, dir, dir, dir, dir, shared_dir);
-  check (rc == 0, "the test as nobody exited %d", rc);
+  check_that (rc == 0, "the test as nobody exited %d", rc);
 }
 
 /* ---- unlock mode -------------------------------------------------- */

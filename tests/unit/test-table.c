@@ -13,6 +13,7 @@
 #include "../../crypto/cipher.h"
 #include "../../crypto/secmem.h"
 #include "../../table/crypt_table.h"
+#include "check.h"
 
 #define KEY64 "202122232425262728292a2b2c2d2e2f303132333435363738393a3b" \
   "3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
@@ -23,19 +24,6 @@
 #define XTS "0 32768 crypt aes-xts-plain64 " KEY64
 #define ESSIV "0 32768 crypt aes-cbc-essiv:sha256 " KEY32
 
-static unsigned failures;
-static unsigned checks;
-
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    checks++;                                                   \
-    if (!(cond)) {                                              \
-      failures++;                                               \
-      fprintf (stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
-      fprintf (stderr, __VA_ARGS__);                            \
-      fputc ('\n', stderr);                                     \
-    }                                                           \
-  } while (0)
 
 /* The nbdkit_error stub prints to stderr: capture it around a parse so
  * the test can check that a refusal names its reason in one line. */
@@ -84,19 +72,19 @@ expect_refused (const char *line, const char *want)
   char err[4096];
   int r = parse_capturing (line, &t, err, sizeof err);
 
-  CHECK (r == -1, "accepted: %s", line);
+  CHECK_MSG (r == -1, "accepted: %s", line);
   if (r == 0) {
     crypt_table_free (&t);
     return;
   }
-  CHECK (t.cipher == NULL && t.key == NULL && t.device == NULL,
+  CHECK_MSG (t.cipher == NULL && t.key == NULL && t.device == NULL,
          "table not freed after refusing: %s", line);
-  CHECK (count_lines (err) == 1 && strncmp (err, "error: ", 7) == 0,
+  CHECK_MSG (count_lines (err) == 1 && strncmp (err, "error: ", 7) == 0,
          "want one error line for %s, got: %s", line, err);
   if (want)
-    CHECK (strstr (err, want) != NULL,
+    CHECK_MSG (strstr (err, want) != NULL,
            "error for %s should mention '%s', got: %s", line, want, err);
-  CHECK (strstr (err, "2021222324") == NULL
+  CHECK_MSG (strstr (err, "2021222324") == NULL
          && strstr (err, "0001020304") == NULL,
          "error message shows key material: %s", err);
 }
@@ -123,13 +111,13 @@ expect_table (const char *line, const char *shown, const char *masked)
   char err[4096];
 
   if (parse_capturing (line, &t, err, sizeof err) == -1) {
-    CHECK (false, "refused: %s: %s", line, err);
+    CHECK_MSG (false, "refused: %s: %s", line, err);
     return;
   }
-  CHECK (format_equals (&t, true, NULL, shown), "showkeys of %s", line);
+  CHECK_MSG (format_equals (&t, true, NULL, shown), "showkeys of %s", line);
   if (masked)
-    CHECK (format_equals (&t, false, NULL, masked), "masked of %s", line);
-  CHECK (crypt_table_validate (&t) == 0, "validate after parse: %s", line);
+    CHECK_MSG (format_equals (&t, false, NULL, masked), "masked of %s", line);
+  CHECK_MSG (crypt_table_validate (&t) == 0, "validate after parse: %s", line);
   crypt_table_free (&t);
 }
 
@@ -292,8 +280,8 @@ test_empty_key (void)
   };
   const char *line = "0 8 crypt cipher_null-ecb - 0 254:0 0";
 
-  CHECK (format_equals (&t, true, NULL, line), "key_size 0 shows -");
-  CHECK (format_equals (&t, false, NULL, line), "key_size 0 masks as -");
+  CHECK_MSG (format_equals (&t, true, NULL, line), "key_size 0 shows -");
+  CHECK_MSG (format_equals (&t, false, NULL, line), "key_size 0 masks as -");
   if (sector_cipher_check_spec ("cipher_null-ecb", 0) == 0)
     expect_table (line, line, line);
   else
@@ -314,14 +302,14 @@ test_validate (void)
   };
   struct crypt_table t;
 
-  CHECK (crypt_table_validate (&good) == 0, "valid table refused");
+  CHECK_MSG (crypt_table_validate (&good) == 0, "valid table refused");
   t = good; t.device = NULL;
-  CHECK (crypt_table_validate (&t) == 0, "device is informational");
+  CHECK_MSG (crypt_table_validate (&t) == 0, "device is informational");
   t.device = (char *) "my disk.img";
-  CHECK (crypt_table_validate (&t) == 0, "file= may hold a space");
+  CHECK_MSG (crypt_table_validate (&t) == 0, "file= may hold a space");
 #define REFUSED(field, value)                                          \
   t = good; t.field = value;                                           \
-  CHECK (crypt_table_validate (&t) == -1, "accepted " #field " " #value)
+  CHECK_MSG (crypt_table_validate (&t) == -1, "accepted " #field " " #value)
   REFUSED (start, 8);
   REFUSED (length, 0);
   REFUSED (length, 32764);
@@ -339,7 +327,7 @@ test_validate (void)
   REFUSED (offset, (UINT64_MAX / 512) & ~(uint64_t) 7);
 #undef REFUSED
   t = good; t.flags = 0; t.iv_offset = 4;
-  CHECK (crypt_table_validate (&t) == -1,
+  CHECK_MSG (crypt_table_validate (&t) == -1,
          "iv_offset off the grid without iv_large_sectors");
 }
 
@@ -352,17 +340,17 @@ test_copy_and_free (void)
   static const struct crypt_table zero;
 
   if (crypt_table_parse (line, &a) == -1) {
-    CHECK (false, "refused %s", line);
+    CHECK_MSG (false, "refused %s", line);
     return;
   }
-  CHECK (crypt_table_copy (&b, &a) == 0, "copy failed");
-  CHECK (b.key != a.key && b.cipher != a.cipher && b.device != a.device,
+  CHECK_MSG (crypt_table_copy (&b, &a) == 0, "copy failed");
+  CHECK_MSG (b.key != a.key && b.cipher != a.cipher && b.device != a.device,
          "copy shares memory");
-  CHECK (b.key_size == 32 && memcmp (a.key, b.key, 32) == 0,
+  CHECK_MSG (b.key_size == 32 && memcmp (a.key, b.key, 32) == 0,
          "copied key differs");
   crypt_table_free (&a);
-  CHECK (memcmp (&a, &zero, sizeof a) == 0, "free leaves fields set");
-  CHECK (format_equals (&b, true, NULL, line), "copy formats the same");
+  CHECK_MSG (memcmp (&a, &zero, sizeof a) == 0, "free leaves fields set");
+  CHECK_MSG (format_equals (&b, true, NULL, line), "copy formats the same");
   crypt_table_free (&b);
   crypt_table_free (&b);        /* freeing twice is harmless */
 }
@@ -374,14 +362,14 @@ test_format_errors (void)
                            .device = (char *) "254:0" };
 
   errno = 0;
-  CHECK (crypt_table_format (&t, true, NULL) == NULL && errno == EINVAL,
+  CHECK_MSG (crypt_table_format (&t, true, NULL) == NULL && errno == EINVAL,
          "format without cipher");
   t.cipher = (char *) "aes-cbc-essiv:sha256";
   t.device = NULL;
   errno = 0;
-  CHECK (crypt_table_format (&t, false, NULL) == NULL && errno == EINVAL,
+  CHECK_MSG (crypt_table_format (&t, false, NULL) == NULL && errno == EINVAL,
          "format without device");
-  CHECK (format_equals (&t, false, "7:1",
+  CHECK_MSG (format_equals (&t, false, "7:1",
                         "0 8 crypt aes-cbc-essiv:sha256 - 0 7:1 0"),
          "device argument");
   crypt_table_free_line (NULL);
@@ -393,17 +381,17 @@ test_hex_decode (void)
   uint8_t *bytes = (uint8_t *) "x";
   size_t size = 99;
 
-  CHECK (hex_decode ("00ff7F", &bytes, &size) == 0 && size == 3
+  CHECK_MSG (hex_decode ("00ff7F", &bytes, &size) == 0 && size == 3
          && bytes[0] == 0 && bytes[1] == 0xff && bytes[2] == 0x7f,
          "hex_decode 00ff7F");
   secmem_free (bytes, size);
-  CHECK (hex_decode ("", &bytes, &size) == 0 && bytes == NULL && size == 0,
+  CHECK_MSG (hex_decode ("", &bytes, &size) == 0 && bytes == NULL && size == 0,
          "hex_decode of nothing");
-  CHECK (hex_decode ("abc", &bytes, &size) == -1 && errno == EINVAL
+  CHECK_MSG (hex_decode ("abc", &bytes, &size) == -1 && errno == EINVAL
          && bytes == NULL && size == 0, "hex_decode odd length");
-  CHECK (hex_decode ("0g", &bytes, &size) == -1 && errno == EINVAL,
+  CHECK_MSG (hex_decode ("0g", &bytes, &size) == -1 && errno == EINVAL,
          "hex_decode non-hex");
-  CHECK (hex_decode ("0 ", &bytes, &size) == -1, "hex_decode space");
+  CHECK_MSG (hex_decode ("0 ", &bytes, &size) == -1, "hex_decode space");
 }
 
 /* ---- the kernel transcripts ---------------------------------------- */
@@ -512,7 +500,7 @@ check_create (const char *cmd, char **out, size_t nout,
   struct live *l;
 
   if (open == NULL || close == NULL || close < open + 9) {
-    CHECK (false, "cannot read transcript command: %s", cmd);
+    CHECK_MSG (false, "cannot read transcript command: %s", cmd);
     return;
   }
   snprintf (table, sizeof table, "%.*s", (int) (open - cmd), cmd);
@@ -527,7 +515,7 @@ check_create (const char *cmd, char **out, size_t nout,
   }
   forget_live (name);
   l = find_live (name, true);
-  CHECK (l && crypt_table_parse (table, &l->table) == 0,
+  CHECK_MSG (l && crypt_table_parse (table, &l->table) == 0,
          "kernel accepted, we refused: %s", table);
   if (l && l->table.cipher == NULL)
     forget_live (name);
@@ -564,7 +552,7 @@ check_shown_line (const char *name, const char *line,
   }
   if (find_live (name, false) == NULL) {
     l = find_live (name, true);
-    CHECK (l && crypt_table_parse (line, &l->table) == 0,
+    CHECK_MSG (l && crypt_table_parse (line, &l->table) == 0,
            "refused a table dmsetup printed: %s", line);
     if (l && l->table.cipher == NULL)
       forget_live (name);
@@ -593,11 +581,11 @@ check_table_cmd (const char *cmd, char **out, size_t nout,
     check_shown_line (name, out[0], c);
   l = find_live (name, false);
   if (l == NULL) {
-    CHECK (showkeys || key_in_keyring (out[0]),
+    CHECK_MSG (showkeys || key_in_keyring (out[0]),
            "no table known for: %s", out[0]);
     return;
   }
-  CHECK (format_equals (&l->table, showkeys, "254:0", out[0]),
+  CHECK_MSG (format_equals (&l->table, showkeys, "254:0", out[0]),
          "%s %s", showkeys ? "showkeys" : "masked", name);
   c->masked += !showkeys;
 }
@@ -632,7 +620,7 @@ check_transcript (const char *path, struct transcript_counts *c)
   ssize_t len;
 
   if (fp == NULL) {
-    CHECK (false, "%s: %s", path, strerror (errno));
+    CHECK_MSG (false, "%s: %s", path, strerror (errno));
     return;
   }
   while (nlines < sizeof lines / sizeof lines[0]
@@ -643,7 +631,7 @@ check_transcript (const char *path, struct transcript_counts *c)
   }
   free (line);
   fclose (fp);
-  CHECK (nlines < sizeof lines / sizeof lines[0], "%s: too long", path);
+  CHECK_MSG (nlines < sizeof lines / sizeof lines[0], "%s: too long", path);
 
   for (i = 0; i < nlines; i = j) {
     j = i + 1;
@@ -695,12 +683,12 @@ test_transcripts (void)
           c.creates_ok, c.creates_failed, c.showkeys, c.masked, c.keyring);
   /* What the transcripts of kernel 6.1 hold: p1..p10, e1, ro1; e2..e7;
    * three LUKS images. */
-  CHECK (c.creates_ok >= 11, "too few accepted creates: %u", c.creates_ok);
-  CHECK (c.creates_failed >= 6, "too few refused creates: %u",
+  CHECK_MSG (c.creates_ok >= 11, "too few accepted creates: %u", c.creates_ok);
+  CHECK_MSG (c.creates_failed >= 6, "too few refused creates: %u",
          c.creates_failed);
-  CHECK (c.keyring >= 2, "too few keyring tables: %u", c.keyring);
-  CHECK (c.showkeys >= 13, "too few --showkeys lines: %u", c.showkeys);
-  CHECK (c.masked >= 7, "too few masked lines: %u", c.masked);
+  CHECK_MSG (c.keyring >= 2, "too few keyring tables: %u", c.keyring);
+  CHECK_MSG (c.showkeys >= 13, "too few --showkeys lines: %u", c.showkeys);
+  CHECK_MSG (c.masked >= 7, "too few masked lines: %u", c.masked);
   return true;
 }
 
@@ -721,7 +709,7 @@ main (void)
   test_hex_decode ();
   have_transcripts = test_transcripts ();
 
-  printf ("%u checks, %u failed\n", checks, failures);
+  printf ("%u checks, %d failed\n", checks, failures);
   if (failures > 0)
     return 1;
   if (!have_transcripts) {
