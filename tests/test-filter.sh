@@ -11,6 +11,7 @@
 # the plugin; the control socket works in filter mode.
 source "$(dirname "$0")/functions.sh"
 plugin_built_or_fail
+analyser_built_or_fail
 filter="$topdir/filter/nbdkit-dmcrypt-filter.so"
 [ -f "$filter" ] || fail "$filter is not built: run make first"
 requires_oracle
@@ -159,6 +160,17 @@ echo "0 32768 crypt aes-xts-plain64 $tkey 0 $tmp/off.ct 0" > oo.table
 serve_dmcrypt "$(read_head o.out)" off.ct table=+oo.table \
   || fail "plugin read of the shifted ciphertext"
 expect_same "offset=1M went to the offset filter" data.bin o.out
+
+echo "a trace, a write-out policy and a lab device model in filter mode"
+through_filter "nbdcopy data.bin \"\$uri\" && $(read_head d.out)" \
+  file l2.img passphrase=+pw trace="$tmp/f.trace" scheduler=batch \
+  device=ssd device-speed=10 || fail "filter with trace and device"
+expect_same "through the ssd model" data.bin d.out
+"$analyser" --summary-csv f.csv f.trace >/dev/null || fail "trace analysis"
+for ev in Q I D C; do
+  grep -q "^ *[0-9]*,[0-9]* .* $ev  *[RW]" f.trace || fail "no $ev event in the trace"
+done
+echo "  ok: Q, I, D and C events in the filter's trace"
 
 echo "start-up failures exit non-zero in the foreground"
 timeout 60 nbdkit -f -U "$tmp/f.sock" --filter="$filter" file l2.img \

@@ -64,6 +64,14 @@ check ()
 check "usb, none (depth 1)" 1 1 device=usb device-speed=50
 check "usb, deadline, nr-requests 64" 64 1 device=usb device-speed=50 \
   elevator=deadline nr-requests=64 scheduler=fifo workers=4
+# The mitigation of 2015: a 4096-deep queue, with the ciphertext in
+# flight allowed to fill it (4096 requests of 128 KiB: 512 MiB).
+check "usb, deadline, nr-requests 4096, max-inflight 512M" 4096 1 \
+  device=usb device-speed=50 elevator=deadline nr-requests=4096 \
+  max-inflight=512M
+awk '$6 == "D" && $10 > 240 { big++ } END { exit big > 0 }' trace \
+  || fail "usb: a request larger than usb-storage's 120 KiB reached the stick"
+echo "ok: the stick takes requests of at most 120 KiB"
 check "hdd, none (NCQ 32)" 32 32 device=hdd device-speed=20
 check "hdd, deadline (2 x 32)" 64 32 device=hdd device-speed=20 \
   elevator=deadline
