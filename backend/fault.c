@@ -1,12 +1,8 @@
-/* The fault-injecting backend (see fault.h).  A watcher thread looks at
- * the rules file every FAULT_POLL_MS and swaps in a new rule set when
- * the file changed; each operation asks the rule set in force what to
- * do, or goes straight through when there is none.
- *
- * The watcher starts with the first operation, not at open: the backend
- * is opened before nbdkit forks, and a thread does not survive a fork
- * (a fork handler puts an instance back to "not started" in the child,
- * should an operation ever come first). */
+/* The fault-injecting backend (see fault.h).  Every operation looks at
+ * the rules file (one stat(2), as nbdkit's error filter re-checks its
+ * file per request) and reads it again when it changed; then it asks
+ * the rules in force what to do.  No thread of its own, so nothing to
+ * restart after nbdkit forks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,7 +18,7 @@
 
 #define MAX_RULES_FILE_BYTES (64 * 1024)
 
-/* What the watcher compares to notice a change of the rules file. */
+/* What is compared to notice a change of the rules file. */
 struct file_id
 {
   bool exists;
@@ -36,26 +32,13 @@ struct fault
 {
   struct backend *lower;
   char *path;
-  /* The rules in force: NULL (none: the fast path), a rule set, or
-   * &not_started until the first operation starts the watcher. */
-  _Atomic (struct fault_rules *) rules;
-  struct fault_rules *pending;  /* read at open, in force at start */
-  pthread_mutex_t lock;         /* all below, and the rule sets' refs */
-  pthread_cond_t changed;       /* the rule set was swapped */
-  pthread_cond_t wake;          /* the watcher's sleep (monotonic) */
-  uint64_t generation;          /* swaps so far */
-  bool started;                 /* the first operation came */
-  bool watching;                /* the watcher runs */
-  bool stop;                    /* closing: the watcher ends */
-  pthread_t watcher;
+  pthread_rwlock_t lock;        /* RULES and ID: read by operations,
+                                   written when the file changed */
+  pthread_mutex_t reading;      /* one reader of the file at a time */
+  struct fault_rules *rules;    /* NULL: none */
   struct file_id id;            /* the file as last read */
-  struct fault *next;           /* every instance, for the fork handler */
+  uint64_t generation;          /* times the rules were replaced */
 };
-
-static struct fault_rules not_started;
-
-static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fault *instances;
 
 static const char *
 op_name (enum fault_op op)
@@ -66,19 +49,6 @@ op_name (enum fault_op op)
   case FAULT_SYNC: return "sync";
   default: return "discard";
   }
-}
-
-static void
-init_sync (struct fault *f)
-{
-  pthread_condattr_t attr;
-
-  pthread_mutex_init (&f->lock, NULL);
-  pthread_cond_init (&f->changed, NULL);
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&f->wake, &attr);
-  pthread_condattr_destroy (&attr);
 }
 
 /* ---- Reading the rules file ---- */
@@ -154,117 +124,57 @@ load_rules (const char *path, struct file_id *id, struct fault_rules **rules)
   return r;
 }
 
-/* ---- The rule set in force ---- */
+/* ---- The rules in force ---- */
 
-/* Makes RULES the rule set in force and wakes stalled operations.
- * Called with the lock held. */
-static void
-publish (struct fault *f, struct fault_rules *rules)
+static bool
+changed (struct fault *f, const struct file_id *id)
 {
-  struct fault_rules *old = atomic_exchange (&f->rules, rules);
+  bool r;
 
-  f->generation++;
-  pthread_cond_broadcast (&f->changed);
-  if (old != &not_started && old && old->refs == 0)
-    fault_rules_free (old);
-}
-
-static void
-reload_if_changed (struct fault *f)
-{
-  struct fault_rules *rules;
-  struct file_id id = { .exists = false };
-  struct stat st;
-
-  if (stat (f->path, &st) == 0)
-    identify (&st, &id);
-  if (same_file (&id, &f->id))
-    return;
-  /* A file that does not parse injects nothing, so that replacing a
-   * stall by a typo still releases it; the error is in the log. */
-  if (load_rules (f->path, &id, &rules) == -1)
-    rules = NULL;
-  nbdkit_debug ("fault: %zu rules from %s", rules ? rules->n : 0,
-                f->path);
-  pthread_mutex_lock (&f->lock);
-  f->id = id;
-  publish (f, rules);
-  pthread_mutex_unlock (&f->lock);
-}
-
-static void *
-watch (void *arg)
-{
-  struct fault *f = arg;
-  struct timespec t;
-
-  pthread_mutex_lock (&f->lock);
-  while (!f->stop) {
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    t.tv_nsec += FAULT_POLL_MS * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-      t.tv_sec++;
-      t.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait (&f->wake, &f->lock, &t);
-    if (f->stop)
-      break;
-    pthread_mutex_unlock (&f->lock);
-    reload_if_changed (f);
-    pthread_mutex_lock (&f->lock);
-  }
-  pthread_mutex_unlock (&f->lock);
-  return NULL;
-}
-
-/* The rule set in force (NULL: none), referenced until rules_put, and
- * its generation.  Starts the watcher on first use. */
-static struct fault_rules *
-rules_get (struct fault *f, uint64_t *generation)
-{
-  struct fault_rules *r;
-  int err;
-
-  pthread_mutex_lock (&f->lock);
-  if (!f->started) {
-    f->started = true;
-    publish (f, f->pending);
-    f->pending = NULL;
-    err = pthread_create (&f->watcher, NULL, watch, f);
-    if (err)
-      /* The rules read at open stay in force, unwatched. */
-      nbdkit_error ("fault rules: pthread_create: %s", strerror (err));
-    f->watching = err == 0;
-  }
-  r = atomic_load (&f->rules);
-  if (r)
-    r->refs++;
-  *generation = f->generation;
-  pthread_mutex_unlock (&f->lock);
+  pthread_rwlock_rdlock (&f->lock);
+  r = !same_file (id, &f->id);
+  pthread_rwlock_unlock (&f->lock);
   return r;
 }
 
+/* The file as it is now (no file: nothing exists). */
 static void
-rules_put (struct fault *f, struct fault_rules *r)
+look (const struct fault *f, struct file_id *id)
 {
-  pthread_mutex_lock (&f->lock);
-  if (r && --r->refs == 0 && r != atomic_load (&f->rules))
-    fault_rules_free (r);
-  pthread_mutex_unlock (&f->lock);
+  struct stat st;
+
+  memset (id, 0, sizeof *id);
+  if (stat (f->path, &st) == 0)
+    identify (&st, id);
 }
 
-/* Waits until the rule set changes; false if it never will. */
-static bool
-wait_for_change (struct fault *f, uint64_t generation)
+/* Reads the file again if it changed since it was last read.  A file
+ * that does not parse injects nothing, so that replacing a stall by a
+ * typo still releases it; the error is in the log. */
+static void
+refresh (struct fault *f)
 {
-  bool watched;
+  struct fault_rules *rules, *old;
+  struct file_id id;
 
-  pthread_mutex_lock (&f->lock);
-  while (f->generation == generation && f->watching && !f->stop)
-    pthread_cond_wait (&f->changed, &f->lock);
-  watched = f->watching && !f->stop;
-  pthread_mutex_unlock (&f->lock);
-  return watched;
+  look (f, &id);
+  if (!changed (f, &id))
+    return;
+  pthread_mutex_lock (&f->reading);
+  if (changed (f, &id)) {
+    if (load_rules (f->path, &id, &rules) == -1)
+      rules = NULL;
+    nbdkit_debug ("fault: %zu rules from %s", rules ? rules->n : 0,
+                  f->path);
+    pthread_rwlock_wrlock (&f->lock);
+    old = f->rules;
+    f->rules = rules;
+    f->id = id;
+    f->generation++;
+    pthread_rwlock_unlock (&f->lock);
+    fault_rules_free (old);
+  }
+  pthread_mutex_unlock (&f->reading);
 }
 
 static void
@@ -277,25 +187,42 @@ sleep_us (uint64_t us)
     ;
 }
 
+/* A stalled operation looks at the file every FAULT_POLL_MS until the
+ * rules it was judged by (GENERATION) are replaced, by itself or by
+ * another operation. */
+static void
+wait_for_change (struct fault *f, uint64_t generation)
+{
+  uint64_t now;
+
+  do {
+    sleep_us (FAULT_POLL_MS * 1000);
+    refresh (f);
+    pthread_rwlock_rdlock (&f->lock);
+    now = f->generation;
+    pthread_rwlock_unlock (&f->lock);
+  } while (now == generation);
+}
+
 /* What the rules do to OP: a stall waits for the rules to change and
  * asks again; delays are slept here. */
 static void
 decide (struct fault *f, enum fault_op op, uint64_t count, uint64_t offset,
         struct fault_verdict *v)
 {
-  struct fault_rules *r;
   uint64_t generation;
 
   for (;;) {
-    r = rules_get (f, &generation);
-    fault_rules_judge (r, op, count, offset, v);
-    rules_put (f, r);
+    refresh (f);
+    pthread_rwlock_rdlock (&f->lock);
+    fault_rules_judge (f->rules, op, count, offset, v);
+    generation = f->generation;
+    pthread_rwlock_unlock (&f->lock);
     if (!v->stall)
       break;
     nbdkit_debug ("fault: stall: %s of %" PRIu64 " bytes at %" PRIu64,
                   op_name (op), count, offset);
-    if (!wait_for_change (f, generation))
-      break;
+    wait_for_change (f, generation);
     nbdkit_debug ("fault: released: %s of %" PRIu64 " bytes at %" PRIu64,
                   op_name (op), count, offset);
   }
@@ -309,12 +236,6 @@ decide (struct fault *f, enum fault_op op, uint64_t count, uint64_t offset,
 
 /* ---- The backend operations ---- */
 
-static bool
-idle (struct fault *f)
-{
-  return atomic_load_explicit (&f->rules, memory_order_acquire) == NULL;
-}
-
 static int
 fault_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
 {
@@ -322,8 +243,6 @@ fault_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
   struct backend *low = f->lower;
   struct fault_verdict v;
 
-  if (idle (f))
-    return low->ops->pread (low, buf, count, offset);
   decide (f, FAULT_READ, count, offset, &v);
   if (v.error == 0)
     return low->ops->pread (low, buf, count, offset);
@@ -341,8 +260,6 @@ fault_pwrite (struct backend *b, const void *buf, size_t count,
   struct backend *low = f->lower;
   struct fault_verdict v;
 
-  if (idle (f))
-    return low->ops->pwrite (low, buf, count, offset);
   decide (f, FAULT_WRITE, count, offset, &v);
   if (v.error == 0)
     return low->ops->pwrite (low, buf, count, offset);
@@ -359,8 +276,6 @@ fault_sync (struct backend *b)
   struct backend *low = f->lower;
   struct fault_verdict v;
 
-  if (idle (f))
-    return low->ops->sync (low);
   decide (f, FAULT_SYNC, 0, 0, &v);
   if (v.error == 0)
     return low->ops->sync (low);
@@ -384,8 +299,6 @@ fault_discard (struct backend *b, uint64_t count, uint64_t offset)
   struct fault *f = b->priv;
   struct fault_verdict v;
 
-  if (idle (f))
-    return lower_discard (f->lower, count, offset);
   decide (f, FAULT_DISCARD, count, offset, &v);
   if (v.error == 0)
     return lower_discard (f->lower, count, offset);
@@ -396,43 +309,14 @@ fault_discard (struct backend *b, uint64_t count, uint64_t offset)
 }
 
 static void
-unregister (struct fault *f)
-{
-  struct fault **p;
-
-  pthread_mutex_lock (&instances_lock);
-  for (p = &instances; *p; p = &(*p)->next)
-    if (*p == f) {
-      *p = f->next;
-      break;
-    }
-  pthread_mutex_unlock (&instances_lock);
-}
-
-static void
 fault_close (struct backend *b)
 {
   struct fault *f = b->priv;
-  struct fault_rules *r;
-  bool joinable;
 
-  pthread_mutex_lock (&f->lock);
-  joinable = f->watching;
-  f->stop = true;
-  pthread_cond_broadcast (&f->wake);
-  pthread_cond_broadcast (&f->changed);
-  pthread_mutex_unlock (&f->lock);
-  if (joinable)
-    pthread_join (f->watcher, NULL);
-  unregister (f);
-  r = atomic_load (&f->rules);
-  if (r != &not_started)
-    fault_rules_free (r);
-  fault_rules_free (f->pending);
+  fault_rules_free (f->rules);
   backend_close (f->lower);
-  pthread_cond_destroy (&f->wake);
-  pthread_cond_destroy (&f->changed);
-  pthread_mutex_destroy (&f->lock);
+  pthread_rwlock_destroy (&f->lock);
+  pthread_mutex_destroy (&f->reading);
   free (f->path);
   free (f);
   free (b);
@@ -447,38 +331,9 @@ static const struct backend_ops fault_ops = {
   .close = fault_close,
 };
 
-/* In a forked child only the forking thread exists: no watcher, no
- * lock holder.  The rules in force wait for the first operation. */
-static void
-after_fork_child (void)
-{
-  struct fault *f;
-  struct fault_rules *r;
-
-  pthread_mutex_init (&instances_lock, NULL);
-  for (f = instances; f; f = f->next) {
-    init_sync (f);
-    if (!f->started)
-      continue;
-    r = atomic_load (&f->rules);
-    if (r)
-      r->refs = 0;
-    f->pending = r;
-    f->started = f->watching = false;
-    atomic_store (&f->rules, &not_started);
-  }
-}
-
-static void
-register_fork_handler (void)
-{
-  pthread_atfork (NULL, NULL, after_fork_child);
-}
-
 struct backend *
 backend_fault_wrap (struct backend *lower, const char *rules_path)
 {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
   struct backend *b = calloc (1, sizeof *b);
   struct fault *f = calloc (1, sizeof *f);
 
@@ -486,20 +341,15 @@ backend_fault_wrap (struct backend *lower, const char *rules_path)
     nbdkit_error ("fault rules: %m");
     goto err;
   }
-  if (load_rules (rules_path, &f->id, &f->pending) == -1)
+  if (load_rules (rules_path, &f->id, &f->rules) == -1)
     goto err;
   f->lower = lower;
-  atomic_init (&f->rules, &not_started);
-  init_sync (f);
+  pthread_rwlock_init (&f->lock, NULL);
+  pthread_mutex_init (&f->reading, NULL);
   *b = *lower;
   b->ops = &fault_ops;
   b->priv = f;
   b->trace = NULL;
-  pthread_once (&once, register_fork_handler);
-  pthread_mutex_lock (&instances_lock);
-  f->next = instances;
-  instances = f;
-  pthread_mutex_unlock (&instances_lock);
   return b;
 
  err:

@@ -1,10 +1,9 @@
 /* A test facility: a backend that wraps another and injects faults --
  * errors, short transfers, delays, stalls -- by rules read from a file
- * (the plugin's fault-rules= parameter).  The file is watched: replace
- * it (write a new one and rename it over the old) and the new rules
- * apply within FAULT_POLL_MS; remove it and every fault is off.  While
- * no rule is loaded an operation costs one atomic load more than the
- * wrapped backend's.
+ * (the plugin's fault-rules= parameter).  Every operation looks at the
+ * file (one stat(2)): replace it (write a new one and rename it over
+ * the old) and the next operation follows the new rules; remove it and
+ * every fault is off.  A stalled operation looks every FAULT_POLL_MS.
  *
  * One rule a line, '#' starts a comment:
  *
@@ -44,7 +43,7 @@
 
 #include "backend.h"
 
-#define FAULT_POLL_MS 10        /* how often the rules file is looked at */
+#define FAULT_POLL_MS 10        /* how often a stalled operation looks */
 
 enum fault_op
 {
@@ -74,7 +73,6 @@ struct fault_rules
 {
   size_t n;
   struct fault_rule *rule;
-  unsigned refs;                /* users now; guarded by the owner */
 };
 
 /* What the rules decide for one operation. */

@@ -20,7 +20,7 @@
 
 #define IMAGE_BYTES (1024 * 1024)
 #define PROBE_OFFSET (IMAGE_BYTES - 512)   /* a sector only probes read */
-#define WAIT_MS 5000                       /* for the watcher, at most */
+#define WAIT_MS 5000                       /* for new rules, at most */
 
 static char dir[200], rules_path[256], image_path[256];
 static unsigned generation;
@@ -128,7 +128,7 @@ test_language (void)
 
 /* Replaces the rules file as tests should: a new file renamed over.
  * A probe rule with an error number unique to this generation tells
- * when the watcher has it in force. */
+ * when the operations have it in force. */
 static void
 set_rules (struct backend *b, const char *text)
 {
