@@ -481,7 +481,8 @@ static const struct { const char *image, *spec, *key; } luks1_images[] = {
 
 #define LUKS1_PAYLOAD_BYTES (4096 * 512)
 
-/* ../shared/testdata/cryptsetup, found from this binary's own path. */
+/* tests/data/testdata/cryptsetup (or ../shared's), found from this
+ * binary's own path. */
 static bool
 find_testdata (char *dir, size_t len)
 {
@@ -494,6 +495,9 @@ find_testdata (char *dir, size_t len)
   exe[n] = '\0';
   for (up = 0; up < 3 && strrchr (exe, '/') != NULL; up++)
     *strrchr (exe, '/') = '\0';            /* drop tests/unit/test-cipher */
+  snprintf (dir, len, "%s/tests/data/testdata/cryptsetup", exe);
+  if (access (dir, R_OK) == 0)
+    return true;
   snprintf (dir, len, "%s/../shared/testdata/cryptsetup", exe);
   return access (dir, R_OK) == 0;
 }

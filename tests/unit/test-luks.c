@@ -1385,15 +1385,20 @@ find_paths (void)
   if (n <= 0)
     abort ();
   self_exe[n] = '\0';
-  /* This program is TOP/tests/unit/test-luks; the data is TOP/../shared. */
+  /* This program is TOP/tests/unit/test-luks; the data is in
+   * TOP/tests/data, a copy of what the tests need from TOP/../shared. */
   snprintf (top, sizeof top, "%s", self_exe);
   for (n = 0; n < 3 && strrchr (top, '/'); n++)
     *strrchr (top, '/') = '\0';
   if (env)
     snprintf (shared_dir, sizeof shared_dir, "%s", env);
-  else
+  else {
     snprintf (shared_dir, sizeof shared_dir,
-              "%s/../shared/testdata/cryptsetup", top);
+              "%s/tests/data/testdata/cryptsetup", top);
+    if (access (shared_dir, R_OK) != 0)
+      snprintf (shared_dir, sizeof shared_dir,
+                "%s/../shared/testdata/cryptsetup", top);
+  }
 }
 
 int
