@@ -31,6 +31,9 @@ static nbdkit_next *shared;          /* the volume's own context */
 static bool serialise;               /* the layer below is not parallel */
 static int header_fd = -1;
 static char header_path[64];
+/* Under --run, a volume that did not open: every connection is refused
+ * (the error is in the log), so that the command fails at once. */
+static bool failed_under_run;
 
 /* ---- Parameters ---- */
 
@@ -170,18 +173,25 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   return 0;
 }
 
+/* An error here ends the server: in the foreground nbdkit exits 1.
+ * Under --run nbdkit would keep its socket for the command, which would
+ * then wait for a server that is gone: the server stays, and refuses
+ * every connection instead. */
 static int
 filter_after_fork (nbdkit_backend *nxdata)
 {
-  bool readonly = false;
+  struct cmdline_facts cl = { .readonly = false };
 
-  if (cmdline_proc_readonly (&readonly) == -1)
+  if (cmdline_proc_facts (&cl) == -1)
     nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
-  if (open_lower (nxdata, readonly) == -1 || volume_open () == -1
-      || control_open () == -1 || lab_start () == -1
-      || dm_start (volume.dm) == -1)
+  if (open_lower (nxdata, cl.readonly) == 0 && volume_open () == 0
+      && control_open () == 0 && lab_start () == 0
+      && dm_start (volume.dm) == 0)
+    return control_start ();
+  if (!cl.run)
     return -1;
-  return control_start ();
+  failed_under_run = true;
+  return 0;
 }
 
 /* Everything that calls the next layer stops before its context goes. */
@@ -233,6 +243,10 @@ filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
              const char *exportname, int is_tls)
 {
   (void) is_tls;
+  if (failed_under_run) {
+    nbdkit_error ("the volume did not open (the reason is above)");
+    return NULL;
+  }
   if (next (context, readonly, exportname) == -1)
     return NULL;
   dm_opened (volume.dm);
@@ -243,7 +257,8 @@ static void
 filter_close (void *handle)
 {
   (void) handle;
-  dm_closed (volume.dm);
+  if (volume.dm)
+    dm_closed (volume.dm);
 }
 
 static int64_t

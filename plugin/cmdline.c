@@ -55,32 +55,53 @@ first_nbdkit_arg (int argc, char **argv)
   return 0;
 }
 
-bool
-cmdline_is_readonly (int argc, char **argv)
+static void
+scan (int argc, char **argv, struct cmdline_facts *f)
 {
-  int start = first_nbdkit_arg (argc, argv), n = argc - start, c;
+  int start = first_nbdkit_arg (argc, argv), n = argc - start, c, i;
   char **copy = calloc (n + 1, sizeof *copy);
-  bool readonly = false;
 
+  memset (f, 0, sizeof *f);
   if (copy == NULL || n <= 0) {
     free (copy);
-    return false;
+    return;
   }
   memcpy (copy, argv + start, n * sizeof *copy);
   /* GNU getopt starts afresh with optind 0; nbdkit is done with it. */
   opterr = 0;
   optind = 0;
   while ((c = getopt_long (n, copy, nbdkit_short_options,
-                           nbdkit_long_options, NULL)) != -1)
+                           nbdkit_long_options, &i)) != -1)
     if (c == 'r')
-      readonly = true;
+      f->readonly = true;
+    else if (c == 0 && strcmp (nbdkit_long_options[i].name, "run") == 0)
+      f->run = true;
   optind = 1;
   free (copy);
-  return readonly;
+}
+
+bool
+cmdline_is_readonly (int argc, char **argv)
+{
+  struct cmdline_facts f;
+
+  scan (argc, argv, &f);
+  return f.readonly;
 }
 
 int
 cmdline_proc_readonly (bool *readonly)
+{
+  struct cmdline_facts f;
+
+  if (cmdline_proc_facts (&f) == -1)
+    return -1;
+  *readonly = f.readonly;
+  return 0;
+}
+
+int
+cmdline_proc_facts (struct cmdline_facts *facts)
 {
   char *buf = malloc (CMDLINE_MAX), **argv = NULL, *p;
   FILE *fp = fopen ("/proc/self/cmdline", "re");
@@ -95,7 +116,7 @@ cmdline_proc_readonly (bool *readonly)
       argc = 0;
       for (p = buf; p < buf + len; p += strlen (p) + 1)
         argv[argc++] = p;
-      *readonly = cmdline_is_readonly (argc, argv);
+      scan (argc, argv, facts);
       r = 0;
     }
   }

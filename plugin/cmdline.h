@@ -13,4 +13,14 @@ bool cmdline_is_readonly (int argc, char **argv);
  * cannot be read (*READONLY untouched). */
 int cmdline_proc_readonly (bool *readonly);
 
+/* What this process's nbdkit command line says: -r, and --run (nbdkit
+ * runs a command against the server and exits with its status).
+ * Returns 0, or -1 when /proc/self/cmdline cannot be read. */
+struct cmdline_facts
+{
+  bool readonly;
+  bool run;
+};
+int cmdline_proc_facts (struct cmdline_facts *facts);
+
 #endif /* DMCRYPT_PLUGIN_CMDLINE_H */

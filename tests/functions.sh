@@ -271,3 +271,42 @@ if [ -n "${DMCRYPT_SANITIZER:-}" ] && [ -z "${DMCRYPT_REAL_NBDKIT:-}" ] &&
   PATH="$srcdir/bin:$PATH"
 fi
 dmcrypt_force_params
+
+# ---- The suite through the filter (make check-filter) ----
+# DMCRYPT_FRONTEND=filter tests/run-tests.sh runs the tests with the
+# filter over nbdkit's file plugin where they name the plugin: an nbdkit
+# wrapper first on PATH turns "nbdkit ... PLUGIN.so ARGS" into
+# "nbdkit ... --filter=FILTER.so file ARGS" (file= and the bare image
+# then go to the file plugin).  Tests of what only the plugin does skip
+# with the reason (requires_plugin_frontend).
+filter_so="$topdir/filter/nbdkit-dmcrypt-filter.so"
+requires_plugin_frontend ()  # requires_plugin_frontend WHY
+{
+  [ "${DMCRYPT_FRONTEND:-plugin}" = plugin ] \
+    || skip "the filter front end: $*"
+}
+dmcrypt_frontend ()
+{
+  local dir real
+  case ${DMCRYPT_FRONTEND:-plugin} in
+    plugin) return 0 ;;
+    filter) ;;
+    *) fail "DMCRYPT_FRONTEND=$DMCRYPT_FRONTEND: plugin or filter" ;;
+  esac
+  [ -f "$filter_so" ] || fail "$filter_so is not built: run make first"
+  real=$(command -v nbdkit) || return 0
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-frontend.XXXXXX")
+  cleanup_fn "rm -rf '$dir'"
+  cat > "$dir/nbdkit" <<EOF
+#!/usr/bin/env bash
+args=()
+for a in "\$@"; do
+  if [ "\$a" = "$plugin" ]; then args+=(--filter="$filter_so" file)
+  else args+=("\$a"); fi
+done
+exec "$real" "\${args[@]}"
+EOF
+  chmod 755 "$dir" "$dir/nbdkit"
+  PATH="$dir:$PATH"
+}
+dmcrypt_frontend

@@ -172,7 +172,7 @@ for ev in Q I D C; do
 done
 echo "  ok: Q, I, D and C events in the filter's trace"
 
-echo "start-up failures exit non-zero in the foreground"
+echo "start-up failures: non-zero in the foreground, refused connections under --run"
 timeout 60 nbdkit -f -U "$tmp/f.sock" --filter="$filter" file l2.img \
   passphrase=wrong-pw >f.log 2>&1 && fail "a wrong passphrase started"
 grep -q "no keyslot matched" f.log || { cat f.log; fail "no reason given"; }
@@ -180,6 +180,10 @@ timeout 60 nbdkit -f -U "$tmp/g.sock" --filter="$filter" memory 1M \
   passphrase=+pw >g.log 2>&1 && fail "zeros opened as LUKS"
 grep -q "not a LUKS header" g.log || { cat g.log; fail "no reason given"; }
 grep -q "/proc/self/fd" g.log && fail "the header copy's path was shown"
+# Under --run the command's connections are refused: it fails at once.
+timeout 60 nbdkit -U - --filter="$filter" file l2.img passphrase=wrong-pw \
+  --run 'nbdinfo "$uri"' >r.log 2>&1 && fail "--run: a wrong passphrase served"
+grep -q "the volume did not open" r.log || { cat r.log; fail "--run: no reason"; }
 
 echo "the control socket in filter mode"
 nbdkit -U "$tmp/v.sock" -P "$tmp/v.pid" --filter="$filter" file l2.img \
