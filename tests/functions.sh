@@ -277,8 +277,12 @@ dmcrypt_force_params
 # filter over nbdkit's file plugin where they name the plugin: an nbdkit
 # wrapper first on PATH turns "nbdkit ... PLUGIN.so ARGS" into
 # "nbdkit ... --filter=FILTER.so file ARGS" (file= and the bare image
-# then go to the file plugin).  Tests of what only the plugin does skip
-# with the reason (requires_plugin_frontend).
+# then go to the file plugin).  The filter opens its volume after nbdkit
+# forked, and under --run refuses connections when it could not (a
+# command that does not connect cannot tell): "--run true", the tests'
+# way to see whether a volume opens, becomes a connection.  Tests of
+# what only the plugin does skip with the reason
+# (requires_plugin_frontend).
 filter_so="$topdir/filter/nbdkit-dmcrypt-filter.so"
 requires_plugin_frontend ()  # requires_plugin_frontend WHY
 {
@@ -299,10 +303,13 @@ dmcrypt_frontend ()
   cleanup_fn "rm -rf '$dir'"
   cat > "$dir/nbdkit" <<EOF
 #!/usr/bin/env bash
-args=()
+args=() prev=
 for a in "\$@"; do
   if [ "\$a" = "$plugin" ]; then args+=(--filter="$filter_so" file)
+  elif [ "\$prev" = --run ] && [ "\$a" = true ]; then
+    args+=('nbdinfo --size "\$uri" >/dev/null')
   else args+=("\$a"); fi
+  prev=\$a
 done
 exec "$real" "\${args[@]}"
 EOF
