@@ -243,8 +243,9 @@ filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
              const char *exportname, int is_tls)
 {
   (void) is_tls;
+  /* The reason was logged once, in .after_fork. */
   if (failed_under_run) {
-    nbdkit_error ("the volume did not open (the reason is above)");
+    nbdkit_debug ("dmcrypt: refused: the volume did not open");
     return NULL;
   }
   if (next (context, readonly, exportname) == -1)

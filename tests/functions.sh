@@ -307,7 +307,7 @@ args=() prev=
 for a in "\$@"; do
   if [ "\$a" = "$plugin" ]; then args+=(--filter="$filter_so" file)
   elif [ "\$prev" = --run ] && [ "\$a" = true ]; then
-    args+=('nbdinfo --size "\$uri" >/dev/null')
+    args+=('nbdinfo --size "\$uri" >/dev/null 2>&1')
   else args+=("\$a"); fi
   prev=\$a
 done

@@ -183,7 +183,8 @@ grep -q "/proc/self/fd" g.log && fail "the header copy's path was shown"
 # Under --run the command's connections are refused: it fails at once.
 timeout 60 nbdkit -U - --filter="$filter" file l2.img passphrase=wrong-pw \
   --run 'nbdinfo "$uri"' >r.log 2>&1 && fail "--run: a wrong passphrase served"
-grep -q "the volume did not open" r.log || { cat r.log; fail "--run: no reason"; }
+grep -q "no keyslot matched" r.log || { cat r.log; fail "--run: no reason"; }
+[ "$(grep -c '^nbdkit: .*error' r.log)" -eq 1 ] || { cat r.log; fail "--run: not one error"; }
 
 echo "the control socket in filter mode"
 nbdkit -U "$tmp/v.sock" -P "$tmp/v.pid" --filter="$filter" file l2.img \
