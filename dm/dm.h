@@ -88,7 +88,8 @@ void dm_free (struct dm_mapping *m);
  * while the live table is read-only (EROFS) and ranges beyond its end
  * (ENOSPC for writes, EIO for reads).  Returns 0, or an errno value;
  * only after 0 must dm_leave be called.  The engine is valid until
- * dm_leave. */
+ * dm_leave (a mapping whose key was wiped stays suspended until a key
+ * is set: inside the gate there is always an engine). */
 int dm_enter (struct dm_mapping *m, uint64_t offset, uint64_t count,
               bool write);
 void dm_leave (struct dm_mapping *m);

@@ -44,10 +44,6 @@ dm_enter (struct dm_mapping *m, uint64_t offset, uint64_t count, bool write)
    * volume still believes in the old size. */
   else if (offset + count > atomic_load (&m->gate.size))
     err = write ? ENOSPC : EIO;
-  /* After "key wipe" nothing can be crypted until "key set"; the gate
-   * is closed then, so only a request racing the wipe gets here. */
-  else if (m->live.engine == NULL)
-    err = EIO;
   if (err)
     atomic_fetch_sub (&m->gate.inflight, 1);
   return err;
