@@ -2,6 +2,7 @@
 #
 #   make            plugin/nbdkit-dmcrypt-plugin.so and tools/
 #   make check      install missing Debian packages (as root), build, test
+#   make check-filter  the same suite through the filter (filter/)
 #   make demo       make a LUKS2 demo image, serve it, write and read it
 #   make install    put the plugin in nbdkit's plugin directory
 #   make bench      benchmarks against the unencrypted export and peers
@@ -52,7 +53,7 @@ BINDIR    ?= /usr/local/bin
 
 .SECONDARY: $(STUBS)
 
-.PHONY: all check check-user check-unit demo install bench lab deps clean \
+.PHONY: all check check-user check-filter check-unit demo install bench lab deps clean \
         check-asan \
         check-tsan man fuzz fuzz-smoke fuzz-build
 
@@ -130,6 +131,10 @@ check: deps
 
 check-user: all
 	@tools/check-as-user.sh
+
+check-filter: deps
+	$(MAKE) all
+	@DMCRYPT_FRONTEND=filter tests/run-tests.sh
 
 check-unit: all
 	@tests/run-tests.sh unit

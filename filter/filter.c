@@ -80,10 +80,35 @@ defer (const char *key, const char *value)
   return 0;
 }
 
+/* file= goes to the plugin, and names the volume when it is the only
+ * one: messages, the table's device and the control socket's default
+ * name then read as the plugin's do.  A bare dmcrypt parameter name
+ * that is no file was a parameter without its value. */
+static unsigned layer_files;
+
+static int
+note_layer_file (const char *value)
+{
+  if (access (value, F_OK) == -1 && errno == ENOENT
+      && dmcrypt_is_param_name (value)) {
+    nbdkit_error ("'%s' needs a value: %s=VALUE", value, value);
+    return -1;
+  }
+  free (params.layer_file);
+  params.layer_file = NULL;
+  /* Absolute: nbdkit leaves the working directory when it forks. */
+  if (++layer_files == 1
+      && (params.layer_file = realpath (value, NULL)) == NULL)
+    params.layer_file = strdup (value);
+  return 0;
+}
+
 static int
 filter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
                const char *key, const char *value)
 {
+  char alt[64];
+
   next_config = next;
   next_config_data = nxdata;
   if (strncmp (key, PREFIX, strlen (PREFIX)) == 0
@@ -96,7 +121,13 @@ filter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     return dmcrypt_config (key + strlen (PREFIX), value);
   }
   /* file= is the plugin's: the filter's data is the next layer. */
-  if (strcmp (key, "file") == 0 || !dmcrypt_is_param_name (key))
+  if (strcmp (key, "file") == 0)
+    return note_layer_file (value) == -1 ? -1 : next (nxdata, key, value);
+  if (dmcrypt_param_respelt (key, alt, sizeof alt)) {
+    nbdkit_error ("unknown parameter '%s': did you mean '%s'?", key, alt);
+    return -1;
+  }
+  if (!dmcrypt_is_param_name (key))
     return next (nxdata, key, value);
   return defer (key, value);
 }
@@ -140,11 +171,13 @@ filter_thread_model (void)
   return NBDKIT_THREAD_MODEL_PARALLEL;
 }
 
+/* The control socket needs no volume: made before nbdkit forks, a name
+ * in use ends the server with exit status 1 even in the background. */
 static int
 filter_get_ready (int thread_model)
 {
   serialise = thread_model < NBDKIT_THREAD_MODEL_PARALLEL;
-  return 0;
+  return control_open ();
 }
 
 /* ---- The volume over the next layer ---- */
@@ -168,7 +201,7 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   header_fd = header_copy (volume.lower, header_path, sizeof header_path);
   if (header_fd == -1)
     return -1;
-  volume.image = FILTER_IMAGE_LABEL;
+  volume.image = params.layer_file ? params.layer_file : FILTER_IMAGE_LABEL;
   volume.data_path = header_path;
   return 0;
 }
@@ -185,7 +218,7 @@ filter_after_fork (nbdkit_backend *nxdata)
   if (cmdline_proc_facts (&cl) == -1)
     nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
   if (open_lower (nxdata, cl.readonly) == 0 && volume_open () == 0
-      && control_open () == 0 && lab_start () == 0
+      && lab_start () == 0
       && dm_start (volume.dm) == 0)
     return control_start ();
   if (!cl.run)
@@ -409,7 +442,7 @@ static struct nbdkit_filter filter = {
   .unload            = filter_unload,
   .config            = filter_config,
   .config_complete   = filter_config_complete,
-  .config_help       = dmcrypt_config_help,
+  .config_help       = dmcrypt_filter_config_help,
   .thread_model      = filter_thread_model,
   .get_ready         = filter_get_ready,
   .after_fork        = filter_after_fork,

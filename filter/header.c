@@ -4,6 +4,7 @@
  * copy is read-only as far as the layer below is concerned: nothing in
  * it is ever written back. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,32 @@ copy_to (struct backend *lower, int fd, uint64_t *done, uint64_t want)
   return *done >= want ? 0 : -1;
 }
 
+/* LUKS2 binary header sizes: a power of two from 16 KiB to 4 MiB, the
+ * second copy of the header right after the first. */
+static bool
+luks2_header_size_valid (uint64_t bytes)
+{
+  return bytes >= 16 * 1024 && bytes <= 4 * 1024 * 1024
+    && (bytes & (bytes - 1)) == 0;
+}
+
+/* With the first binary header destroyed cryptsetup opens the second,
+ * found at one of the sizes LUKS2 allows: its size, or 0. */
+static uint64_t
+secondary_header_size (struct backend *lower)
+{
+  uint8_t h[16];
+  uint64_t off;
+
+  for (off = 16 * 1024; luks2_header_size_valid (off); off *= 2)
+    if (off + sizeof h <= lower->size
+        && backend_pread (lower, h, sizeof h, off) == 0
+        && memcmp (h, "SKUL\xba\xbe", 6) == 0 && be (h + 6, 2) == 2
+        && be (h + 8, 8) == off)
+      return off;
+  return 0;
+}
+
 /* How much of the layer the header takes (*WANT), once its first
  * PROBE_BYTES are in FD (at PATH); 0 for an image without LUKS magic.
  * -1 after nbdkit_error. */
@@ -71,23 +98,26 @@ header_bytes (struct backend *lower, int fd, const char *path,
               uint64_t *done, uint64_t *want)
 {
   uint8_t h[4096];
-  uint64_t data_offset = 0;
+  uint64_t data_offset = 0, area = 0;
+  bool magic;
 
   *want = 0;
-  if (pread (fd, h, sizeof h, 0) != sizeof h
-      || memcmp (h, "LUKS\xba\xbe", 6) != 0)
+  if (pread (fd, h, sizeof h, 0) != sizeof h)
     return 0;
-  if (be (h + 6, 2) == 1) {                 /* LUKS1: payloadOffset */
+  magic = memcmp (h, "LUKS\xba\xbe", 6) == 0;
+  if (magic && be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
     *want = be (h + 104, 4) * 512;
     return 0;
   }
   /* LUKS2: both binary headers with their JSON areas, then the JSON's
    * data segment offset. */
-  if (be (h + 8, 8) > MAX_HEADER / 2) {
-    *want = UINT64_MAX;                     /* refused by the caller */
+  if (magic && luks2_header_size_valid (be (h + 8, 8)))
+    area = be (h + 8, 8);
+  else
+    area = secondary_header_size (lower);
+  if (area == 0)
     return 0;
-  }
-  if (copy_to (lower, fd, done, 2 * be (h + 8, 8)) == -1)
+  if (copy_to (lower, fd, done, 2 * area) == -1)
     return -1;
   *want = luks_probe_header (path, &data_offset) == 1 && data_offset > 0
     ? data_offset : LUKS2_DEFAULT;

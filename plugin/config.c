@@ -17,48 +17,55 @@ struct dmcrypt_params params = { .key_slot = -1,
   .flag = { TRI_UNSET, TRI_UNSET, TRI_UNSET, TRI_UNSET, TRI_UNSET,
             TRI_UNSET, TRI_UNSET } };
 
+/* Every parameter but file=, which is the plugin's own (the filter's
+ * image is the layer below). */
+#define PARAMS_HELP \
+  "passphrase=<PASSWORD>  Passphrase: literal, +FILE, - (ask) or -FD.\n" \
+  "keyfile=<FILENAME>  Key file (cryptsetup --key-file; also key-file=).\n" \
+  "keyfile-offset=<N>  Bytes to skip at the start of the key file.\n" \
+  "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n" \
+  "key-slot=<N>        Try only this LUKS keyslot.\n" \
+  "header=<FILENAME>   Detached LUKS header.\n" \
+  "type=luks|luks1|luks2|plain  Volume type (default: by the other keys).\n" \
+  "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the key.\n" \
+  "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
+  "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n" \
+  "key-size=<BITS>     Plain mode: key size for passphrase= or key-file=.\n" \
+  "hash=<HASH>         Plain mode: passphrase hash (default ripemd160).\n" \
+  "offset=<SECTORS>    Plain mode: data offset, 512-byte sectors.\n" \
+  "iv-offset=<SECTORS> Plain mode: IV offset, 512-byte sectors.\n" \
+  "sector-size=<BYTES> Plain mode: encryption sector size (512..4096).\n" \
+  "allow-discards=<BOOL>  Pass trims down as holes in the backing file.\n" \
+  "same-cpu-crypt=<BOOL>  Keep a request's crypto on one worker.\n" \
+  "submit-from-crypt-cpus=<BOOL>  Dispatch writes as workers finish.\n" \
+  "no-read-workqueue=<BOOL>  Decrypt in the calling thread.\n" \
+  "no-write-workqueue=<BOOL> Encrypt and write in the calling thread.\n" \
+  "iv-large-sectors=<BOOL>   IVs count encryption sectors, not 512 bytes.\n" \
+  "high-priority=<BOOL>   Raise worker and writer thread priority.\n" \
+  "min-block-size=<N> Minimum block size advertised (default: the\n" \
+  "                    encryption sector size; 1 for clients like nbdfuse).\n" \
+  "workers=<N>         Crypto worker threads (default: online CPUs).\n" \
+  "scheduler=sorted|fifo|batch  Write-out ordering policy.\n" \
+  "max-read-size=<SIZE>   Largest read chunk (default 128K).\n" \
+  "max-write-size=<SIZE>  Largest write chunk (default 128K).\n" \
+  "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n" \
+  "caller-crypt=<BOOL>    Request thread crypts too (default true).\n" \
+  "trace=<FILENAME>    Append blkparse-style backend IO events.\n" \
+  "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n" \
+  "device=none|hdd|usb|ssd  Lab: a simulated device under the engine.\n" \
+  "device-params=<K=V,...>|+FILE  Lab: the device model's parameters.\n" \
+  "device-speed=<N>    Lab: run the device model N times faster.\n" \
+  "nr-requests=<N>     Lab: block-queue depth (default: the elevator's).\n" \
+  "elevator=none|deadline  Lab: the block queue's elevator.\n" \
+  "control=<SOCKET>    Control socket for dmcryptctl.\n" \
+  "name=<NAME>         Volume name for dmcryptctl.\n" \
+  "readonly=<BOOL>     Open with a read-only live table.\n" \
+  "Each also as dmcrypt-KEY=, e.g. dmcrypt-offset=, beside a KEY= of the plugin."
+
 const char dmcrypt_config_help[] =
   "file=<FILENAME>     (required) The LUKS image, plain image or block device.\n"
-  "passphrase=<PASSWORD>  Passphrase: literal, +FILE, - (ask) or -FD.\n"
-  "keyfile=<FILENAME>  Key file (cryptsetup --key-file; also key-file=).\n"
-  "keyfile-offset=<N>  Bytes to skip at the start of the key file.\n"
-  "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n"
-  "key-slot=<N>        Try only this LUKS keyslot.\n"
-  "header=<FILENAME>   Detached LUKS header.\n"
-  "type=luks|luks1|luks2|plain  Volume type (default: by the other keys).\n"
-  "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the key.\n"
-  "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n"
-  "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n"
-  "key-size=<BITS>     Plain mode: key size for passphrase= or key-file=.\n"
-  "hash=<HASH>         Plain mode: passphrase hash (default ripemd160).\n"
-  "offset=<SECTORS>    Plain mode: data offset, 512-byte sectors.\n"
-  "iv-offset=<SECTORS> Plain mode: IV offset, 512-byte sectors.\n"
-  "sector-size=<BYTES> Plain mode: encryption sector size (512..4096).\n"
-  "allow-discards=<BOOL>  Pass trims down as holes in the backing file.\n"
-  "same-cpu-crypt=<BOOL>  Keep a request's crypto on one worker.\n"
-  "submit-from-crypt-cpus=<BOOL>  Dispatch writes as workers finish.\n"
-  "no-read-workqueue=<BOOL>  Decrypt in the calling thread.\n"
-  "no-write-workqueue=<BOOL> Encrypt and write in the calling thread.\n"
-  "iv-large-sectors=<BOOL>   IVs count encryption sectors, not 512 bytes.\n"
-  "high-priority=<BOOL>   Raise worker and writer thread priority.\n"
-  "min-block-size=<N> Minimum block size advertised (default: the\n"
-  "                    encryption sector size; 1 for clients like nbdfuse).\n"
-  "workers=<N>         Crypto worker threads (default: online CPUs).\n"
-  "scheduler=sorted|fifo|batch  Write-out ordering policy.\n"
-  "max-read-size=<SIZE>   Largest read chunk (default 128K).\n"
-  "max-write-size=<SIZE>  Largest write chunk (default 128K).\n"
-  "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n"
-  "caller-crypt=<BOOL>    Request thread crypts too (default true).\n"
-  "trace=<FILENAME>    Append blkparse-style backend IO events.\n"
-  "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n"
-  "device=none|hdd|usb|ssd  Lab: a simulated device under the engine.\n"
-  "device-params=<K=V,...>|+FILE  Lab: the device model's parameters.\n"
-  "device-speed=<N>    Lab: run the device model N times faster.\n"
-  "nr-requests=<N>     Lab: block-queue depth (default: the elevator's).\n"
-  "elevator=none|deadline  Lab: the block queue's elevator.\n"
-  "control=<SOCKET>    Control socket for dmcryptctl.\n"
-  "name=<NAME>         Volume name for dmcryptctl.\n"
-  "readonly=<BOOL>     Open with a read-only live table.";
+  PARAMS_HELP;
+const char dmcrypt_filter_config_help[] = PARAMS_HELP;
 
 /* In the order of enum crypt_table_flag's bits. */
 static const char *const flag_keys[] = {
@@ -307,6 +314,7 @@ dmcrypt_params_free (void)
     secmem_free (params.key, params.key_size);
   free (params.passphrase_file_hint);
   free (params.file);
+  free (params.layer_file);
   free (params.header);
   free (params.keyfile);
   free (params.cipher);

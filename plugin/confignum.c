@@ -57,18 +57,25 @@ set_speed (const char *value)
 }
 
 /* dm's spellings (allow_discards) and cryptsetup's (key_size) are the
- * usual slips: suggest ours. */
+ * usual slips: ours, when KEY is one of them. */
+const char *
+dmcrypt_param_respelt (const char *key, char *alt, size_t size)
+{
+  size_t i;
+
+  snprintf (alt, size, "%s", key);
+  for (i = 0; alt[i]; i++)
+    if (alt[i] == '_')
+      alt[i] = '-';
+  return strcmp (alt, key) != 0 && dmcrypt_is_param_name (alt) ? alt : NULL;
+}
+
 static void
 unknown_key (const char *key)
 {
   char alt[64];
-  size_t i;
 
-  snprintf (alt, sizeof alt, "%s", key);
-  for (i = 0; alt[i]; i++)
-    if (alt[i] == '_')
-      alt[i] = '-';
-  if (strcmp (alt, key) != 0 && dmcrypt_is_param_name (alt))
+  if (dmcrypt_param_respelt (key, alt, sizeof alt))
     nbdkit_error ("unknown parameter '%s': did you mean '%s'?", key, alt);
   else
     nbdkit_error ("unknown parameter '%s' (nbdkit dmcrypt --help lists "

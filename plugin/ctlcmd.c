@@ -27,7 +27,8 @@ static struct
 void
 ctlcmd_init (void)
 {
-  image.known = !volume.filter && stat (params.file, &image.st) == 0;
+  image.known = volume_image_file ()
+    && stat (volume_image_file (), &image.st) == 0;
 }
 
 static void

@@ -29,7 +29,8 @@
 static void
 default_name (char *name, size_t size)
 {
-  char *copy = volume.filter ? NULL : strdup (params.file), *base, *dot;
+  const char *file = volume_image_file ();
+  char *copy = file ? strdup (file) : NULL, *base, *dot;
   size_t i;
 
   base = copy ? basename (copy) : "dmcrypt";

@@ -24,6 +24,9 @@ enum tristate { TRI_UNSET = -1, TRI_FALSE = 0, TRI_TRUE = 1 };
 struct dmcrypt_params
 {
   char *file;
+  /* The filter: the file the layer below serves, when the command line
+   * names exactly one (the plugin's file=); NULL otherwise. */
+  char *layer_file;
   char *header;
   enum volume_type type;
   bool type_given;               /* type= was on the command line */
@@ -72,7 +75,7 @@ struct dmcrypt_volume
   bool filter;
   struct backend *lower;
   const char *image;             /* the data's name in messages and
-                                    dmcryptctl: params.file, or the
+                                    dmcryptctl: the image file, or the
                                     filter's label */
   const char *data_path;         /* what libcryptsetup reads: params.file,
                                     or the filter's copy of the header */
@@ -96,9 +99,12 @@ extern struct dmcrypt_volume volume;
 int dmcrypt_config (const char *key, const char *value);
 void dmcrypt_params_free (void);
 extern const char dmcrypt_config_help[];
+extern const char dmcrypt_filter_config_help[];
 /* Every parameter name, NULL-terminated. */
 extern const char *const dmcrypt_param_names[];
 bool dmcrypt_is_param_name (const char *name);
+const char *dmcrypt_param_respelt (const char *key, char *alt,
+                                   size_t size);
 
 /* secrets.c: passphrase=, table=, key= (the forms that keep a secret
  * off the command line: +FILE, -FD, - to ask). */
@@ -149,6 +155,7 @@ int dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
 /* volume.c */
 /* The parameters checked alone, before anything is opened. */
 int volume_check_params (void);
+const char *volume_image_file (void);
 int volume_open (void);
 void volume_close (void);
 

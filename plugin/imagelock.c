@@ -113,20 +113,26 @@ open_header (bool writable, bool exclusive)
 static bool
 open_writable (void)
 {
+  const char *file;
   int err;
 
   if (cmdline_proc_readonly (&volume.server_readonly) == -1)
     nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
   if (volume.server_readonly)
     return false;
-  if (volume.filter)
-    return !volume.lower->readonly;
-  if (access (params.file, W_OK) == 0)
+  file = volume_image_file ();
+  if (volume.filter && !volume.lower->readonly)
+    return true;
+  if (volume.filter && (file == NULL || access (file, W_OK) == 0)) {
+    dmcrypt_notice ("the layer below is read-only: serving it read-only");
+    return false;
+  }
+  if (access (file, W_OK) == 0)
     return true;
   err = errno;
   if (err != ENOENT)
     dmcrypt_notice ("%s is not writable (%s): serving it read-only",
-                    params.file, strerror (err));
+                    file, strerror (err));
   return false;
 }
 

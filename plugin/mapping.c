@@ -33,11 +33,10 @@ same_device (void *arg, const char *field)
   struct stat st;
 
   (void) arg;
-  if (volume.filter)
+  if (volume_image_file () == NULL)
     return false;                    /* only the label itself */
   if (sscanf (field, "%u:%u%c", &maj, &min, &extra) == 2)
-    return volume.backend->is_blockdev
-      && makedev (maj, min) == image.st_rdev;
+    return S_ISBLK (image.st_mode) && makedev (maj, min) == image.st_rdev;
   if (stat (field, &st) == -1)
     return false;
   if (S_ISBLK (st.st_mode))
@@ -65,23 +64,23 @@ hold (void *arg)
 static int
 name_device (void)
 {
+  const char *file = volume_image_file ();
   char *abs;
 
-  if (volume.filter) {
+  if (file == NULL) {
     snprintf (device_field, sizeof device_field, "%s", volume.image);
     return 0;
   }
-  if (stat (params.file, &image) == -1) {
-    nbdkit_error ("stat: %s: %m", params.file);
+  if (stat (file, &image) == -1) {
+    nbdkit_error ("stat: %s: %m", file);
     return -1;
   }
-  if (volume.backend->is_blockdev)
+  if (S_ISBLK (image.st_mode))
     snprintf (device_field, sizeof device_field, "%u:%u",
-              volume.backend->dev_major, volume.backend->dev_minor);
+              major (image.st_rdev), minor (image.st_rdev));
   else {
-    abs = realpath (params.file, NULL);
-    snprintf (device_field, sizeof device_field, "%s",
-              abs ? abs : params.file);
+    abs = realpath (file, NULL);
+    snprintf (device_field, sizeof device_field, "%s", abs ? abs : file);
     free (abs);
   }
   return 0;

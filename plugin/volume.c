@@ -40,7 +40,8 @@ open_trace (void)
 
   if (params.trace == NULL)
     return 0;
-  image = volume.filter ? NULL : realpath (params.file, NULL);
+  image = volume_image_file () ? realpath (volume_image_file (), NULL)
+    : NULL;
   b->trace = trace_open (params.trace, b->dev_major, b->dev_minor,
                          image ? image : volume.image);
   free (image);
@@ -195,6 +196,14 @@ volume_check_params (void)
 {
   return check_key_combinations (is_plain_type ()) == -1
     || lab_check_params () == -1 ? -1 : 0;
+}
+
+/* The image by its file name: the plugin's file=, or the one file the
+ * filter's layer below was given; NULL when there is none. */
+const char *
+volume_image_file (void)
+{
+  return volume.filter ? params.layer_file : params.file;
 }
 
 int

@@ -271,18 +271,23 @@ if [ -n "${DMCRYPT_SANITIZER:-}" ] && [ -z "${DMCRYPT_REAL_NBDKIT:-}" ] &&
   PATH="$srcdir/bin:$PATH"
 fi
 dmcrypt_force_params
+# nbdkit itself, not a wrapper, for what runs it directly (gdb,
+# valgrind), and the words that name dmcrypt on its command line.
+nbdkit_program=${DMCRYPT_REAL_NBDKIT:-$(command -v nbdkit || echo nbdkit)}
+dmcrypt_entry=("$plugin")
 
 # ---- The suite through the filter (make check-filter) ----
 # DMCRYPT_FRONTEND=filter tests/run-tests.sh runs the tests with the
 # filter over nbdkit's file plugin where they name the plugin: an nbdkit
 # wrapper first on PATH turns "nbdkit ... PLUGIN.so ARGS" into
 # "nbdkit ... --filter=FILTER.so file ARGS" (file= and the bare image
-# then go to the file plugin).  The filter opens its volume after nbdkit
-# forked, and under --run refuses connections when it could not (a
-# command that does not connect cannot tell): "--run true", the tests'
-# way to see whether a volume opens, becomes a connection.  Tests of
-# what only the plugin does skip with the reason
-# (requires_plugin_frontend).
+# then go to the file plugin; --help and --dump-plugin still describe
+# the plugin).  The filter opens its volume after nbdkit forked, so
+# under --run the command starts even when the volume could not open
+# (the server then refuses connections): the wrapper runs a --run
+# command only once a connection was served, as the plugin runs it only
+# once the volume opened.  Tests of what only the plugin does skip with
+# the reason (requires_plugin_frontend).
 filter_so="$topdir/filter/nbdkit-dmcrypt-filter.so"
 requires_plugin_frontend ()  # requires_plugin_frontend WHY
 {
@@ -298,16 +303,21 @@ dmcrypt_frontend ()
     *) fail "DMCRYPT_FRONTEND=$DMCRYPT_FRONTEND: plugin or filter" ;;
   esac
   [ -f "$filter_so" ] || fail "$filter_so is not built: run make first"
+  dmcrypt_entry=(--filter="$filter_so" file)
   real=$(command -v nbdkit) || return 0
   dir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-frontend.XXXXXX")
   cleanup_fn "rm -rf '$dir'"
   cat > "$dir/nbdkit" <<EOF
 #!/usr/bin/env bash
+case " \$* " in
+  *" --help "*|*" --dump-plugin "*) exec "$real" "\$@" ;;
+esac
 args=() prev=
 for a in "\$@"; do
   if [ "\$a" = "$plugin" ]; then args+=(--filter="$filter_so" file)
-  elif [ "\$prev" = --run ] && [ "\$a" = true ]; then
-    args+=('nbdinfo --size "\$uri" >/dev/null 2>&1')
+  elif [ "\$prev" = --run ]; then
+    args+=("nbdinfo --size \"\\\$uri\" >/dev/null 2>&1 && { \$a
+}")
   else args+=("\$a"); fi
   prev=\$a
 done

@@ -4,21 +4,41 @@
 # help, or an alias named there as "also KEY=") has a row in README.md's
 # parameter table and an =item in the man page's PARAMETERS, and neither
 # documents a parameter the program does not list; README.md's "Supported
-# ciphers" paragraph names every IV mode of crypto/cipher_spec.c.
+# ciphers" paragraph names every IV mode of crypto/cipher_spec.c.  The
+# filter's help lists the same parameters but file= (the plugin's).
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit
 plugin_built_or_fail
+[ -f "$filter_so" ] || fail "$filter_so is not built: run make first"
 scratch
+
+# The key=<VALUE> lines and "also KEY=" aliases of a --help section.
+help_params ()  # help_params HELP-SECTION
+{
+  {
+    sed -n 's/^\([a-z][a-z0-9-]*\)=.*/\1/p' "$1"
+    grep -o 'also [a-z][a-z0-9-]*=' "$1" | sed 's/^also //; s/=$//'
+  } | sort -u
+}
 
 nbdkit "$plugin" --help > "$tmp/help" 2>&1 || fail "nbdkit --help failed"
 # The plugin's part of the help starts after "plugin: dmcrypt".
 sed -n '/^plugin: dmcrypt/,$p' "$tmp/help" > "$tmp/plugin-help"
-{
-  sed -n 's/^\([a-z][a-z0-9-]*\)=.*/\1/p' "$tmp/plugin-help"
-  grep -o 'also [a-z][a-z0-9-]*=' "$tmp/plugin-help" | sed 's/^also //; s/=$//'
-} | sort -u > "$tmp/program"
+help_params "$tmp/plugin-help" > "$tmp/program"
 [ "$(wc -l < "$tmp/program")" -ge 10 ] \
   || fail "found only $(wc -l < "$tmp/program") parameters in --help"
+
+nbdkit --filter="$filter_so" null --help > "$tmp/fhelp" 2>&1 \
+  || fail "nbdkit --filter=dmcrypt null --help failed"
+sed -n '/^filter: dmcrypt/,/^plugin:/p' "$tmp/fhelp" > "$tmp/filter-help"
+help_params "$tmp/filter-help" > "$tmp/filter-program"
+grep -vx file "$tmp/program" > "$tmp/program-but-file"
+if cmp -s "$tmp/program-but-file" "$tmp/filter-program"; then
+  echo "ok: the filter's --help lists the plugin's parameters but file="
+else
+  diff "$tmp/program-but-file" "$tmp/filter-program"
+  fail "the filter's --help and the plugin's differ (above: < plugin, > filter)"
+fi
 
 # README.md: the first cell of each row of the table under "## Parameters",
 # every `key=...` in it.

@@ -67,6 +67,12 @@ echo "0 32768 crypt aes-xts-plain64 $tkey 0 mem 0" > t.table
 through_filter "nbdcopy data.bin \"\$uri\" && $(read_head m.out)" \
   memory 16M table=+t.table || fail "memory round trip"
 expect_same "memory: written and read back" data.bin m.out
+# No file= names the data: the label does, and the default name.
+through_filter "'$topdir/tools/dmcryptctl' table dmcrypt > mt.out" \
+  memory 16M table=+t.table || fail "table over memory"
+expect_equal "table over memory" \
+  "0 32768 crypt aes-xts-plain64 $(printf '%0128d' 0) 0 nbdkit-next-layer 0" \
+  "$(cat mt.out)"
 
 echo "LUKS2 over the nbd plugin: the ciphertext served by a second nbdkit"
 nbdkit -U "$tmp/ct.sock" -P "$tmp/ct.pid" file l2.img \
@@ -199,7 +205,7 @@ grep -q "State:             ACTIVE (READ-ONLY)" info \
 table=$("$topdir/tools/dmcryptctl" table --showkeys filtered) \
   || fail "table in filter mode"
 case $table in
-  "0 98304 crypt aes-xts-plain64 $key2 0 nbdkit-next-layer 32768"*) ;;
+  "0 98304 crypt aes-xts-plain64 $key2 0 $tmp/l2.img 32768"*) ;;
   *) fail "table in filter mode: $table" ;;
 esac
 echo "$table" | "$topdir/tools/dmcryptctl" reload filtered \

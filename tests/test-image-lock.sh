@@ -10,6 +10,7 @@
 #   reload gives it back;
 # - a detached header is locked the same way.
 source "$(dirname "$0")/functions.sh"
+requires_plugin_frontend "the layer below is not dmcrypt's to lock"
 requires_cmd cryptsetup
 source "$srcdir/control-functions.sh"
 

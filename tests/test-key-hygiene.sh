@@ -25,7 +25,6 @@ scratch
 # is terabytes): they run on the ordinary build only.
 memory_checks=true
 [ -n "${DMCRYPT_SANITIZER:-}" ] && memory_checks=false
-nbdkit_bin=${DMCRYPT_REAL_NBDKIT:-$(command -v nbdkit)}
 
 # ---- the scanner ---------------------------------------------------------
 # scan.py SECRETS (file FILE... | pid PID): prints each secret piece found
@@ -251,8 +250,8 @@ core_case ()
     -ex 'handle SIGUSR1 stop print nopass' \
     -ex 'handle SIGPIPE nostop noprint pass' \
     -ex run -ex "gcore $core" -ex kill \
-    --args "$nbdkit_bin" -f -t 4 -U "$sock" -P "$tmp/$name.pid" \
-    "$plugin" workers=2 "$@" >"$tmp/$name.gdb" 2>&1 &
+    --args "$nbdkit_program" -f -t 4 -U "$sock" -P "$tmp/$name.pid" \
+    "${dmcrypt_entry[@]}" workers=2 "$@" >"$tmp/$name.gdb" 2>&1 &
   local gdb_pid=$!
   cleanup_fn "kill $gdb_pid 2>/dev/null"
   wait_for "$sock" && wait_for "$tmp/$name.pid" \

@@ -21,13 +21,12 @@ luks_format luks2 "$tmp/v.img" valgrind-pw || fail "luksFormat"
 
 # nbdkit runs in the foreground under valgrind; --trace-children is off
 # (nbdkit does not fork with -f).
-nbdkit_bin=${DMCRYPT_REAL_NBDKIT:-$(command -v nbdkit)}
 timeout 600 valgrind --tool=memcheck --error-exitcode=99 \
   --leak-check=full --show-leak-kinds=definite \
   --errors-for-leak-kinds=definite --track-origins=yes \
   --suppressions="$srcdir/valgrind.supp" --gen-suppressions=all \
   --log-file="$tmp/vg.log" \
-  "$nbdkit_bin" -f -U "$tmp/v.sock" -P "$tmp/v.pid" "$plugin" \
+  "$nbdkit_program" -f -U "$tmp/v.sock" -P "$tmp/v.pid" "${dmcrypt_entry[@]}" \
   file="$tmp/v.img" passphrase=+"$tmp/pw" allow-discards=1 workers=2 \
   control="$tmp/v.ctl" name=vg 2>"$tmp/nbdkit.log" &
 server=$!
