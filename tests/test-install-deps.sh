@@ -2,7 +2,9 @@
 # tools/install-deps.sh probes each need and installs only the packages
 # of those really absent.  apt-get, apt and dpkg are shims first on PATH
 # that record their calls, so the real system is never touched; needs are
-# hidden by a PATH without the command, or by DMCRYPT_DEPS_HIDE.
+# hidden by a PATH without the command, or by DMCRYPT_DEPS_HIDE.  Where
+# openssh-server is installed, the mark that keeps the system's sshd from
+# starting is made first (DMCRYPT_DEPS_SSHD_OFF: in the scratch directory).
 source "$(dirname "$0")/functions.sh"
 script="$topdir/tools/install-deps.sh"
 scratch
@@ -35,14 +37,18 @@ done
 chmod 0755 "$shims"/*
 
 # run_deps [VAR=VALUE...] [script args]: the script with the shims first
-# on $search_path; sets $rc, leaves its output in $out and $err.
+# on $search_path; sets $rc, leaves its output in $out and $err.  The
+# mark that keeps the system's sshd off is made in $sshd_off, never in
+# /etc/ssh.
 search_path=$PATH
+sshd_off=$tmp/etc-ssh/sshd_not_to_be_run
 run_deps ()
 {
   local vars=()
   while [ $# -gt 0 ] && [[ $1 == *=* ]]; do vars+=("$1"); shift; done
   : > "$calls"; rm -f "$tmp/updated"
   env -u DMCRYPT_DEPS_HIDE -u DMCRYPT_DEPS_UID \
+    DMCRYPT_DEPS_SSHD_OFF="$sshd_off" \
     PATH="$shims:$search_path" "${vars[@]}" \
     bash "$script" "$@" >"$out" 2>"$err"
   rc=$?
@@ -118,6 +124,23 @@ run_deps DMCRYPT_DEPS_HIDE="json-c nbdinfo nbdcopy libclang_rt.fuzzer" \
 expect_run "--check, four hidden" 1 \
   "libjson-c-dev libnbd-bin libclang-rt-${clang_major%%.*}-dev" ""
 expect_calls "--check, four hidden"
+
+# openssh-server: the mark that keeps the system's sshd from starting is
+# made before the install, and only once.
+run_deps DMCRYPT_DEPS_UID=0 DMCRYPT_DEPS_HIDE=sshd
+expect_run "root, no sshd" 0 "install-deps: installing openssh-server
+install-deps: $sshd_off keeps the system's sshd from starting" ""
+expect_calls "root, no sshd" "apt-get install openssh-server"
+[ -f "$sshd_off" ] || fail "root, no sshd: $sshd_off was not made"
+run_deps DMCRYPT_DEPS_UID=0 DMCRYPT_DEPS_HIDE=sshd
+expect_run "root, no sshd, marked" 0 "install-deps: installing openssh-server" ""
+rm "$sshd_off"
+run_deps DMCRYPT_DEPS_UID=0 DMCRYPT_DEPS_HIDE=nbdfuse
+[ -e "$sshd_off" ] && fail "root, no nbdfuse: $sshd_off was made"
+run_deps DMCRYPT_DEPS_UID=1000 DMCRYPT_DEPS_HIDE=sshd
+expect_run "uid 1000, no sshd" 0 "" "install-deps: missing sshd;\
+ as root: apt-get install openssh-server"
+[ -e "$sshd_off" ] && fail "uid 1000: $sshd_off was made"
 
 # The package lists are refreshed only when the install wants them.
 echo "E: Unable to locate package fuse2fs" > "$tmp/install-error"

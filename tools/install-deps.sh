@@ -10,9 +10,16 @@
 #                                  otherwise: name it on one line, exit 0
 #   tools/install-deps.sh --check  print the missing packages, exit 1 if any
 #
+# openssh-server is for the ssh test's own sshd on a loopback port: when
+# it is installed here, /etc/ssh/sshd_not_to_be_run is made first, which
+# the package's init script, runit service and systemd units all obey,
+# so that no system sshd starts, now or at boot (remove the file to run
+# one).
+#
 # Test hooks: DMCRYPT_DEPS_HIDE="nbdfuse json-c" counts those needs (the
 # second word of a line below) as absent; DMCRYPT_DEPS_UID stands in for
-# the effective uid.
+# the effective uid; DMCRYPT_DEPS_SSHD_OFF stands in for
+# /etc/ssh/sshd_not_to_be_run.
 set -u
 
 usage () { echo "usage: install-deps.sh [--check]" >&2; exit 2; }
@@ -50,6 +57,9 @@ needs=(
   "cmd fusermount3 fuse3"
   "cmd qemu-img qemu-utils"
   "cmd qemu-nbd qemu-utils"
+  # the filter over ssh: a test's own sshd on a loopback port, its keys
+  "cmd sshd openssh-server"
+  "cmd ssh-keygen openssh-client"
   # making and checking images and file systems
   "cmd cryptsetup cryptsetup-bin"
   "cmd mkfs.ext4 e2fsprogs"
@@ -137,6 +147,15 @@ if [ "${DMCRYPT_DEPS_UID:-$(id -u)}" != 0 ]; then
 fi
 
 echo "install-deps: installing ${missing_pkgs[*]}"
+sshd_off=${DMCRYPT_DEPS_SSHD_OFF:-/etc/ssh/sshd_not_to_be_run}
+case " ${missing_pkgs[*]} " in
+  *" openssh-server "*)
+    if [ ! -e "$sshd_off" ]; then
+      mkdir -p "${sshd_off%/*}" && : > "$sshd_off" \
+        || { echo "install-deps: cannot make $sshd_off" >&2; exit 1; }
+      echo "install-deps: $sshd_off keeps the system's sshd from starting"
+    fi ;;
+esac
 export DEBIAN_FRONTEND=noninteractive
 log=$(mktemp "${TMPDIR:-/tmp}/install-deps.XXXXXX") || exit 1
 trap 'rm -f "$log"' EXIT
