@@ -83,6 +83,8 @@ fi
 # The IV generators, key sizes and corners the transcripts do not show.
 # x6's XTS key has equal halves, which the kernel takes outside FIPS
 # mode; x9's IV offset makes the 32-bit "plain" IV wrap in the mapping.
+# x11 takes eboiv through XTS; x12 on, the other block ciphers, on the
+# last 2 MiB of the image (the oracle does their XTS by hand, in Python).
 k=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 k=$k$k
 x6opts="2 iv_large_sectors sector_size:4096"
@@ -97,6 +99,16 @@ extra=(
   "x8 0 32768 crypt aes-cbc-essiv:sha256 ${k:0:32} 3 vda 0"
   "x9 0 32768 crypt aes-cbc-plain ${k:0:48} 4294967000 vda 0"
   "x10 0 32768 crypt capi:cbc(aes)-essiv:sha256 ${k:0:64} 0 vda 0"
+  "x11 0 4096 crypt aes-xts-eboiv ${k:0:64} 0 vda 28672 1 sector_size:4096"
+  "x12 0 4096 crypt camellia-xts-plain64 $k 8 vda 28672 1 sector_size:2048"
+  "x13 0 4096 crypt camellia-cbc-essiv:sha256 ${k:0:48} 0 vda 28672"
+  "x14 0 4096 crypt aria-xts-plain64 ${k:0:64} 0 vda 28672"
+  "x15 0 4096 crypt sm4-xts-benbi ${k:0:64} 0 vda 28672 1 sector_size:4096"
+  "x16 0 4096 crypt des3_ede-cbc-benbi ${k:0:48} 0 vda 28672"
+  "x17 0 4096 crypt des-cbc-plain64 ${k:0:16} 0 vda 28672"
+  "x18 0 4096 crypt blowfish-cbc-plain64be ${k:0:112} 0 vda 28672"
+  "x19 0 4096 crypt cast5-cbc-essiv:md5 ${k:0:32} 0 vda 28672"
+  "x20 0 4096 crypt seed-cbc-eboiv ${k:0:32} 0 vda 28672 1 sector_size:1024"
 )
 for e in "${extra[@]}"; do
   printf '%s\t%s\n' "${e%% *}" "${e#* }" >> tables

@@ -9,10 +9,11 @@
  * Values as published (also in Botan's src/tests/data/modes/xts.vec),
  * and re-checked against python3-cryptography's AES-XTS.
  *
- * digest_vectors: SHA-256 digests made by tests/cipher-vectors.py, an
- * independent Python model of dm-crypt (hand-written CBC, XTS, IV
- * generators and IV sector arithmetic over a library's raw ECB).  See the
- * script for the exact buffer, keys and parameter sweep. */
+ * digest_vectors: SHA-256 digests made by tests/cipher-vectors.py with
+ * the test suite's oracle, tests/oracle.py: an independent Python model
+ * of dm-crypt (IV generators, IV sector arithmetic, and XTS by hand where
+ * OpenSSL's lacks the cipher or key, over a library's block ciphers).
+ * See the script for the exact buffer, keys and parameter sweep. */
 #ifndef DMCRYPT_TEST_CIPHER_VECTORS_H
 #define DMCRYPT_TEST_CIPHER_VECTORS_H
 

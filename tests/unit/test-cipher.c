@@ -1,5 +1,5 @@
-/* sector_cipher: known answers (IEEE 1619-2007 XTS vectors, digests from
- * the independent model in tests/cipher-vectors.py), the kernel's IV
+/* sector_cipher: known answers (IEEE 1619-2007 XTS vectors, digests that
+ * tests/cipher-vectors.py makes with the oracle), the kernel's IV
  * arithmetic read back from real ciphertext, round trips, in-place use,
  * threads, and every refusal with its message.
  *
