@@ -111,11 +111,11 @@ for c in "${need[@]}"; do
     || die "$c is not installed (tools/install-deps.sh installs it)"
 done
 [ -x "$PY" ] || die "$PY is missing"
-if [ ! -f "$plugin" ] || [ ! -x "$seeker" ] \
+if [ ! -f "$plugin" ] || [ ! -f "$filter" ] || [ ! -x "$seeker" ] \
      || [ "$topdir/tools/seeker.c" -nt "$seeker" ]; then
-  echo "bench: building the plugin and tools/seeker"
-  make -s plugin/nbdkit-dmcrypt-plugin.so tools/seeker >/dev/null \
-    || die "build failed"
+  echo "bench: building the plugin, the filter and tools/seeker"
+  make -s plugin/nbdkit-dmcrypt-plugin.so filter/nbdkit-dmcrypt-filter.so \
+    tools/seeker >/dev/null || die "build failed"
 fi
 cpu_mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo)
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -147,11 +147,12 @@ stop_server ()
 cleanup () { stop_server; rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-# The run uses a copy of the plugin: a rebuild meanwhile cannot mix two
-# versions in one table.
-cp "$plugin" "$work/" || die "cannot copy $plugin"
+# The run uses copies of the plugin and the filter: a rebuild meanwhile
+# cannot mix two versions in one table.
+cp "$plugin" "$filter" "$work/" || die "cannot copy $plugin and $filter"
 plugin_id=$(sha256sum "$plugin" | cut -c1-12)
-plugin=$work/${plugin##*/}
+filter_id=$(sha256sum "$filter" | cut -c1-12)
+plugin=$work/${plugin##*/} filter=$work/${filter##*/}
 mkdir -p "$out" || die "cannot make $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/*.png "$out"/*.dat "$out"/results.csv "$out"/raw.csv
@@ -528,8 +529,8 @@ awk -F, -v OFS=, '
   echo "$command_line"
   echo "$(date -u '+%F %H:%M UTC'), $(nproc) CPUs ($cpu_model)," \
        "load average $load_start at the start, $load_end at the end"
-  echo "plugin sha256 $plugin_id..., git $(git describe --always --dirty \
-       2>/dev/null || echo '-')"
+  echo "plugin sha256 $plugin_id..., filter sha256 $filter_id...," \
+       "git $(git describe --always --dirty 2>/dev/null || echo '-')"
   echo "Medians of $repeats repeat(s); $((size >> 20)) MiB exports on" \
        "$(stat -f -c %T "$work"); timed tests $seconds s; MB/s = 10^6 B/s"
 } > "$out/table.txt"
