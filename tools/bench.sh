@@ -2,8 +2,9 @@
 # make bench: dmcrypt against the unencrypted nbdkit file plugin (the
 # ceiling) and its peers, nbdkit's luks filter and qemu-nbd's LUKS driver,
 # and the filter over nbdkit's nbd plugin against the same chain without
-# encryption, on images in tmpfs.  Every figure is the median of --repeats runs; the
-# systems are interleaved within each repeat so drift hits them alike.
+# encryption, on images in tmpfs.  Every figure is the median of
+# --repeats runs; the systems are interleaved within each repeat so drift
+# hits them alike.
 #
 #   tools/bench.sh [--quick] [--size SIZE] [--repeats N] [--time SECONDS]
 #                  [--systems LIST] [--tests LIST] [--out DIR]
