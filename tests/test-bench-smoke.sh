@@ -2,14 +2,16 @@
 # make bench's harness, tools/bench.sh, on tiny images: it must measure
 # every system, test and image asked for, write every CSV row with
 # numbers and units, draw the charts and print the table.  Speeds are
-# not judged here: only that each figure exists and is a positive number.
+# not judged here: only that each figure exists and is a positive number,
+# and that the filter over nbd is set against the unencrypted nbd chain.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy nbdinfo cryptsetup fio qemu-nbd gnuplot openssl
 plugin_built_or_fail
 scratch
 
 bench="$topdir/tools/bench.sh"
-systems="file dmcrypt dmcrypt-fifo dmcrypt-filter luks-filter qemu-nbd"
+systems="file dmcrypt dmcrypt-fifo dmcrypt-filter nbd dmcrypt-filter-nbd"
+systems+=" luks-filter qemu-nbd"
 
 # Bad options are refused before any work.
 "$bench" --systems file,nosuch --out "$tmp/bad" >/dev/null 2>&1 \
@@ -53,9 +55,14 @@ grep -q '^cpu MHz' /proc/cpuinfo \
   && cycles=("seq-read cpu cycles/B" "seq-write cpu cycles/B")
 tests_metrics+=("${cycles[@]}")
 for s in $systems; do
-  for tm in "${tests_metrics[@]}"; do
+  tms=("${tests_metrics[@]}")
+  # A chain's back server's CPU apart from the measured front server's.
+  case $s in
+    nbd|dmcrypt-filter-nbd) tms+=("${cycles[@]/cpu/back-cpu}") ;;
+  esac
+  for tm in "${tms[@]}"; do
     expected+=("luks1 $s $tm")
-    case $s in file|dmcrypt*) expected+=("luks2 $s $tm") ;; esac
+    case $s in file|nbd|dmcrypt*) expected+=("luks2 $s $tm") ;; esac
   done
 done
 for c in aes-xts-plain64-256 aes-xts-plain64-512 aes-cbc-essiv:sha256-128 \
@@ -108,8 +115,26 @@ for want in 'luks1 image' 'luks2 image' 'dm/file' 'dm/luks' 'dm/qemu' \
   grep -q -F -- "$want" "$tmp/stdout" || fail "printed table lacks '$want'"
 done
 grep -E '^seq-read MB/s' "$table" | head -n 1 \
-  | grep -q -E '[0-9.]+x +[0-9.]+x +[0-9.]+x$' \
-  || fail "luks1 seq-read row lacks three ratios"
+  | grep -q -E '[0-9.]+x +[0-9.]+x +[0-9.]+x +[0-9.]+x$' \
+  || fail "luks1 seq-read row lacks four ratios"
+if [ ${#cycles[@]} -gt 0 ]; then
+  grep -q -E '^seq-write back cycles/B +- ' "$table" \
+    || fail "table lacks the back servers' CPU row"
+fi
+# The last column, filt-nbd/nbd, is the filter over nbd divided by the
+# unencrypted nbd chain (not by file), on both images.
+for img in luks1 luks2; do
+  section=$(sed -n "/^$img image\$/,/^\$/p" "$table")
+  expect_equal "$img: the last column" filt-nbd/nbd \
+    "$(grep '^test ' <<< "$section" | awk '{ print $NF }')"
+  for t in seq-read seq-write; do
+    want=$(awk -F, -v img="$img" -v t="$t" '
+      $1 == img && $3 == t && $4 == "throughput" { v[$2] = $6 }
+      END { printf "%.2fx", v["dmcrypt-filter-nbd"] / v["nbd"] }' "$csv")
+    expect_equal "$img $t MB/s filt-nbd/nbd" "$want" \
+      "$(grep "^$t MB/s " <<< "$section" | awk '{ print $NF }')"
+  done
+done
 
 # Charts: real PNG files.
 for png in seq-luks1 iops-luks1 latency-luks1 seeker-luks1 seq-luks2 \
@@ -124,4 +149,6 @@ echo "  charts: all 9 PNG files drawn"
 
 # The images were scratch files: nothing of them stays behind.
 ls -d "$tmp"/dmcrypt-bench.* 2>/dev/null && fail "work directory left behind"
+# Nor do its servers, the chains' back servers among them.
+pgrep -a -f -- "-U $tmp/" && fail "servers left running"
 echo PASS

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench: dmcrypt against the unencrypted nbdkit file plugin (the
 # ceiling) and its peers, nbdkit's luks filter and qemu-nbd's LUKS driver,
-# on images in tmpfs.  Every figure is the median of --repeats runs; the
-# systems are interleaved within each repeat so drift hits them alike.
+# and the filter over nbdkit's nbd plugin against the same chain without
+# encryption, on images in tmpfs.  Every figure is the median of
+# --repeats runs; the systems are interleaved within each repeat so drift
+# hits them alike.
 #
 #   tools/bench.sh [--quick] [--size SIZE] [--repeats N] [--time SECONDS]
 #                  [--systems LIST] [--tests LIST] [--out DIR]
@@ -25,7 +27,11 @@ plotter=$topdir/tools/bench-plot.gp
 PY=/usr/bin/python3
 
 all_systems="file dmcrypt dmcrypt-sorted dmcrypt-fifo dmcrypt-nowwq"
-all_systems+=" dmcrypt-norwq dmcrypt-null dmcrypt-filter luks-filter qemu-nbd"
+all_systems+=" dmcrypt-norwq dmcrypt-null dmcrypt-filter nbd dmcrypt-filter-nbd"
+all_systems+=" luks-filter qemu-nbd"
+# Systems served through a chain: a back nbdkit (file plugin) on the
+# image, and in front of it the measured nbdkit with the nbd plugin.
+chain_systems="nbd dmcrypt-filter-nbd"
 io_tests="seq-read seq-write randread-qd1 randread-qd32 randwrite-qd1"
 io_tests+=" randwrite-qd32 seeker fairness"
 all_tests="$io_tests ciphers crypto"
@@ -111,11 +117,11 @@ for c in "${need[@]}"; do
     || die "$c is not installed (tools/install-deps.sh installs it)"
 done
 [ -x "$PY" ] || die "$PY is missing"
-if [ ! -f "$plugin" ] || [ ! -x "$seeker" ] \
+if [ ! -f "$plugin" ] || [ ! -f "$filter" ] || [ ! -x "$seeker" ] \
      || [ "$topdir/tools/seeker.c" -nt "$seeker" ]; then
-  echo "bench: building the plugin and tools/seeker"
-  make -s plugin/nbdkit-dmcrypt-plugin.so tools/seeker >/dev/null \
-    || die "build failed"
+  echo "bench: building the plugin, the filter and tools/seeker"
+  make -s plugin/nbdkit-dmcrypt-plugin.so filter/nbdkit-dmcrypt-filter.so \
+    tools/seeker >/dev/null || die "build failed"
 fi
 cpu_mhz=$(awk -F: '/^cpu MHz/ { printf "%d", $2; exit }' /proc/cpuinfo)
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -130,28 +136,34 @@ if [ -z "$workbase" ]; then
   [ -d /dev/shm ] && [ -w /dev/shm ] && workbase=/dev/shm
 fi
 work=$(mktemp -d "$workbase/dmcrypt-bench.XXXXXX") || die "mktemp failed"
-server_pid=
-stop_server ()
+server_pid= back_pid=             # the measured server; a chain's back one
+stop_process ()  # stop_process PID: TERM, and KILL after 10 s
 {
   local i
-  [ -n "$server_pid" ] || return 0
-  kill -TERM "$server_pid" 2>/dev/null
+  [ -n "$1" ] || return 0
+  kill -TERM "$1" 2>/dev/null
   for (( i = 0; i < 200; i++ )); do
-    kill -0 "$server_pid" 2>/dev/null || break
+    kill -0 "$1" 2>/dev/null || break
     sleep 0.05
   done
-  kill -KILL "$server_pid" 2>/dev/null
-  wait "$server_pid" 2>/dev/null
-  server_pid=
+  kill -KILL "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
+stop_server ()
+{
+  stop_process "$server_pid"
+  stop_process "$back_pid"
+  server_pid= back_pid=
 }
 cleanup () { stop_server; rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-# The run uses a copy of the plugin: a rebuild meanwhile cannot mix two
-# versions in one table.
-cp "$plugin" "$work/" || die "cannot copy $plugin"
+# The run uses copies of the plugin and the filter: a rebuild meanwhile
+# cannot mix two versions in one table.
+cp "$plugin" "$filter" "$work/" || die "cannot copy $plugin and $filter"
 plugin_id=$(sha256sum "$plugin" | cut -c1-12)
-plugin=$work/${plugin##*/}
+filter_id=$(sha256sum "$filter" | cut -c1-12)
+plugin=$work/${plugin##*/} filter=$work/${filter##*/}
 mkdir -p "$out" || die "cannot make $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/*.png "$out"/*.dat "$out"/results.csv "$out"/raw.csv
@@ -227,16 +239,41 @@ fi
 
 # ---- Servers ----
 
+# Runs COMMAND in the background, output appended to LOG, and sets the
+# variable PIDVAR to its process id; true once it listens on SOCK (30 s
+# at the most), false if it exits first or never does.
+spawn ()  # spawn PIDVAR SOCK LOG COMMAND...
+{
+  local pidvar=$1 sock=$2 log=$3 i
+  shift 3
+  "$@" >>"$log" 2>&1 </dev/null &
+  printf -v "$pidvar" %s "$!"
+  for (( i = 0; i < 1500; i++ )); do
+    [ -S "$sock" ] && return 0
+    kill -0 "${!pidvar}" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+
 # Starts SYSTEM on IMAGE in the background on a fresh socket; sets
-# server_pid and uri.  Servers are identical apart from what is measured:
-# default threads and caching, the same passphrase file.
+# server_pid (and for a chain back_pid, its back server, started first)
+# and uri.  Servers are identical apart from what is measured: default
+# threads and caching, the same passphrase file.
 start_server ()  # start_server SYSTEM IMAGE LOG
 {
-  local system=$1 image=$2 img=${image_file[$2]} log=$3 i
+  local system=$1 image=$2 img=${image_file[$2]} log=$3
   local sock=$work/sock.$RANDOM$RANDOM
   local nbdkit=(nbdkit -f --exit-with-parent -U "$sock")
   local dm=("${nbdkit[@]}" "$plugin" file="$img" passphrase=+"$pwfile")
-  [ "$system" = file ] && img=${image_file[raw]}
+  local chain=("${nbdkit[@]}" nbd socket="$sock.back")
+  case $system in file|nbd) img=${image_file[raw]} ;; esac
+  : > "$log"
+  if has "$chain_systems" "$system" && ! spawn back_pid "$sock.back" "$log" \
+       nbdkit -f --exit-with-parent -U "$sock.back" file "$img"; then
+    echo "bench: the back server of $system did not start on $image" >&2
+    return 1
+  fi
   case $system in
     file) set -- "${nbdkit[@]}" file "$img" ;;
     dmcrypt) set -- "${dm[@]}" ;;
@@ -251,6 +288,9 @@ start_server ()  # start_server SYSTEM IMAGE LOG
     dmcrypt-filter)     # the same volume through the filter over file
       set -- "${nbdkit[@]}" --filter="$filter" file "$img" \
         passphrase=+"$pwfile" ;;
+    nbd) set -- "${chain[@]}" ;;
+    dmcrypt-filter-nbd)  # the same volume through the filter over the chain
+      set -- "${chain[@]}" --filter="$filter" passphrase=+"$pwfile" ;;
     luks-filter)
       set -- "${nbdkit[@]}" file "$img" --filter=luks passphrase=+"$pwfile" ;;
     qemu-nbd)
@@ -258,14 +298,8 @@ start_server ()  # start_server SYSTEM IMAGE LOG
         --object secret,id=sec0,file="$pwfile" --image-opts \
         "driver=luks,key-secret=sec0,file.driver=file,file.filename=$img" ;;
   esac
-  "$@" >"$log" 2>&1 </dev/null &
-  server_pid=$!
   uri="nbd+unix:///?socket=$sock"
-  for (( i = 0; i < 1500; i++ )); do        # up to 30 s
-    [ -S "$sock" ] && return 0
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.02
-  done
+  spawn server_pid "$sock" "$log" "$@" && return 0
   echo "bench: $system did not start on $image" >&2
   return 1
 }
@@ -281,33 +315,43 @@ per_second ()  # per_second AMOUNT T0 T1 DIVISOR
 client_timeout=$(awk -v s="$seconds" 'BEGIN { printf "%d", s + 120 }')
 copy_timeout=$(( 120 + size / (10 << 20) ))   # 10 MiB/s is failure
 
-# CPU time in clock ticks: the server's, and that of the children this
-# shell has reaped (the client).
-server_ticks () { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
+# CPU time in clock ticks: a server's (by process id), and that of the
+# children this shell has reaped (the client).
+server_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 client_ticks () { awk '{ print $16 + $17 }' "/proc/$BASHPID/stat"; }
 clk_tck=$(getconf CLK_TCK)
 
 # Idle and total jiffies of all CPUs (/proc/stat: idle and iowait).
 machine_ticks () { awk '/^cpu /{ print $5 + $6, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
 
+# Prints METRIC,cycles/B for TICKS of CPU time spent on BYTES.
+cycles_per_byte ()  # cycles_per_byte METRIC TICKS BYTES
+{
+  awk -v m="$1" -v t="$2" -v n="$3" -v hz="$clk_tck" -v mhz="$cpu_mhz" \
+    'BEGIN { printf "%s,cycles/B,%.4g\n", m, t / hz * mhz * 1e6 / n }'
+}
+
 # Copies SOURCE to DESTINATION with nbdcopy; prints MB/s, how busy the
 # machine was (%) and, when the clock rate is known, the CPU cycles that
-# client and server spent per byte (the transport's cost, to set beside
-# openssl's for the cipher).
-
+# client and measured server spent per byte (the transport's cost, to set
+# beside openssl's for the cipher), and a chain's back server's apart.
 timed_copy ()  # timed_copy BYTES SOURCE DESTINATION
 {
-  local t0 t1 s0 s1 c0 c1 m0 m1
-  m0=$(machine_ticks) s0=$(server_ticks) c0=$(client_ticks) t0=$(now)
+  local t0 t1 s0 s1 c0 c1 m0 m1 b0=0 b1=0
+  m0=$(machine_ticks) s0=$(server_ticks "$server_pid") c0=$(client_ticks)
+  [ -z "$back_pid" ] || b0=$(server_ticks "$back_pid")
+  t0=$(now)
   timeout "$copy_timeout" nbdcopy "$2" "$3" || return 1
-  t1=$(now) c1=$(client_ticks) s1=$(server_ticks) m1=$(machine_ticks)
+  t1=$(now) c1=$(client_ticks) s1=$(server_ticks "$server_pid")
+  [ -z "$back_pid" ] || b1=$(server_ticks "$back_pid")
+  m1=$(machine_ticks)
   echo "throughput,MB/s,$(per_second "$1" "$t0" "$t1" 1e6)"
   # A copy too short for one clock tick counts as fully busy.
   echo "$m0 $m1" | awk '{ t = $4 - $2; i = $3 - $1
     printf "busy,%%,%.4g\n", (t > 0 ? 100 * (t - i) / t : 100) }'
   [ -n "$cpu_mhz" ] || return 0
-  awk -v t=$(( s1 - s0 + c1 - c0 )) -v hz="$clk_tck" -v mhz="$cpu_mhz" \
-    -v n="$1" 'BEGIN { printf "cpu,cycles/B,%.4g\n", t / hz * mhz * 1e6 / n }'
+  cycles_per_byte cpu $(( s1 - s0 + c1 - c0 )) "$1"
+  [ -z "$back_pid" ] || cycles_per_byte back-cpu $(( b1 - b0 )) "$1"
 }
 
 test_seq_read ()
@@ -375,11 +419,12 @@ test_seeker ()
   awk '{ printf "seeks,seeks/s,%s\naccess,ms,%s\n", $2, $4 }' <<< "$line"
 }
 
-# What each test reports, in order: metric:unit.
-test_metrics ()
+# What TEST reports on SYSTEM, in order: metric:unit.
+test_metrics ()  # test_metrics TEST SYSTEM
 {
   case $1 in
-    seq-*) echo throughput:MB/s busy:% ${cpu_mhz:+cpu:cycles/B} ;;
+    seq-*) echo throughput:MB/s busy:% ${cpu_mhz:+cpu:cycles/B}
+           has "$chain_systems" "$2" && echo ${cpu_mhz:+back-cpu:cycles/B} ;;
     rand*) echo iops:IOPS p50:ms p99:ms ;;
     seeker) echo seeks:seeks/s access:ms ;;
     fairness) echo read-p99:ms write:MB/s ;;
@@ -405,7 +450,7 @@ systems_for ()  # systems_for IMAGE
   for s in $systems; do
     case $1:$s in
       luks1:*) echo "$s" ;;
-      luks2:file|luks2:dmcrypt*) echo "$s" ;;
+      luks2:file|luks2:nbd|luks2:dmcrypt*) echo "$s" ;;
       aes-*:dmcrypt) echo "$s" ;;
     esac
   done
@@ -430,7 +475,7 @@ echo "rep,image,system,test,metric,unit,value" > "$raw"
 for p in "${plan[@]}"; do
   read -r rep t img s <<< "$p"
   [ "$rep" = 1 ] || continue
-  for m in $(test_metrics "$t"); do
+  for m in $(test_metrics "$t" "$s"); do
     echo "$img,$s,$t,${m%%:*},${m#*:}" >> "$expected"
   done
 done
@@ -523,13 +568,14 @@ awk -F, -v OFS=, '
   }' "$expected" "$raw" > "$out/results.csv"
 
 # The table: per main image, one row per test and metric, one column per
-# system, then dmcrypt's ratio to the unencrypted export and to each peer.
+# system, then dmcrypt's ratio to the unencrypted export and to each peer,
+# and the filter-over-nbd chain's to the unencrypted chain.
 {
   echo "$command_line"
   echo "$(date -u '+%F %H:%M UTC'), $(nproc) CPUs ($cpu_model)," \
        "load average $load_start at the start, $load_end at the end"
-  echo "plugin sha256 $plugin_id..., git $(git describe --always --dirty \
-       2>/dev/null || echo '-')"
+  echo "plugin sha256 $plugin_id..., filter sha256 $filter_id...," \
+       "git $(git describe --always --dirty 2>/dev/null || echo '-')"
   echo "Medians of $repeats repeat(s); $((size >> 20)) MiB exports on" \
        "$(stat -f -c %T "$work"); timed tests $seconds s; MB/s = 10^6 B/s"
 } > "$out/table.txt"
@@ -537,7 +583,8 @@ awk -F, '
   function short(s) {
     sub(/^dmcrypt-/, "", s); sub(/^luks-filter$/, "luks-flt", s)
     sub(/^qemu-nbd$/, "qemu", s)
-    sub(/^nowwq$/, "no-wwq", s); sub(/^norwq$/, "no-rwq", s); return s }
+    sub(/^nowwq$/, "no-wwq", s); sub(/^norwq$/, "no-rwq", s)
+    sub(/^filter-nbd$/, "filt-nbd", s); return s }
   function fmt(v, u) {
     if (v == "" || v == "NA") return "-"
     if (u == "ms") return sprintf(v < 1 ? "%.3f" : "%.2f", v)
@@ -551,7 +598,13 @@ awk -F, '
   function label(t, m, u) {
     if (m ~ /^(throughput|iops|seeks|cycles)$/) return t " " u
     if (m == "cpu") return t " CPU " u
+    if (m == "back-cpu") return t " back " u
     return t " " m " " u }
+  # A ratio column, headed HEAD: the figures of NUM over those of DEN.
+  function pair(img, num, den, head) {
+    if (!((img, num) in seen_sys) || !((img, den) in seen_sys)) return
+    pnum[++np] = num; pden[np] = den; phead[np] = head
+    pwidth[np] = length(head) > 8 ? length(head) : 8 }
   NR > 1 {
     img = $1; row = label($3, $4, $5)
     if (!(img in seen_img)) { seen_img[img] = 1; imgs[++ni] = img }
@@ -568,21 +621,20 @@ awk -F, '
       if (img != "luks1" && img != "luks2") continue
       printf "\n%s image\n%-24s", img, "test"
       for (j = 1; j <= ns[img]; j++) printf " %9s", short(sys[img, j])
-      nq = 0
-      if ((img, "file") in seen_sys) peer[++nq] = "file"
-      if ((img, "luks-filter") in seen_sys) peer[++nq] = "luks-filter"
-      if ((img, "qemu-nbd") in seen_sys) peer[++nq] = "qemu-nbd"
-      if (!((img, "dmcrypt") in seen_sys)) nq = 0
-      for (q = 1; q <= nq; q++) {
-        h = short(peer[q]); sub(/-flt$/, "", h); printf " %8s", "dm/" h }
+      np = 0
+      pair(img, "dmcrypt", "file", "dm/file")
+      pair(img, "dmcrypt", "luks-filter", "dm/luks")
+      pair(img, "dmcrypt", "qemu-nbd", "dm/qemu")
+      pair(img, "dmcrypt-filter-nbd", "nbd", "filt-nbd/nbd")
+      for (q = 1; q <= np; q++) printf " %" pwidth[q] "s", phead[q]
       printf "\n"
       for (r = 1; r <= nr[img]; r++) {
         row = rows[img, r]; printf "%-24s", row
         for (j = 1; j <= ns[img]; j++)
           printf " %9s", fmt(val[img, sys[img, j], row], unit[row])
-        dm = val[img, "dmcrypt", row]
-        for (q = 1; q <= nq; q++)
-          printf " %8s", ratio(dm, val[img, peer[q], row])
+        for (q = 1; q <= np; q++)
+          printf " %" pwidth[q] "s", ratio(val[img, pnum[q], row], \
+                                          val[img, pden[q], row])
         printf "\n"
       }
     }
@@ -616,11 +668,17 @@ cat >> "$out/table.txt" <<'EOF'
 Columns: file = unencrypted nbdkit file plugin on a raw image; dmcrypt =
 default settings; sorted, fifo = scheduler=; no-wwq, no-rwq =
 no-write-workqueue=1, no-read-workqueue=1; null = the raw image through
-dmcrypt's engine with cipher_null (everything but the cipher); luks-flt
-= nbdkit luks filter; qemu = qemu-nbd; busy = share of all CPUs' time
-not idle during the copy (client, server, kernel, anything else); dm/X = dmcrypt's figure divided by X's (for ms rows,
-below 1 means dmcrypt is quicker).  Seeker reads 512 bytes, or the
-export's minimum block size when larger (4096 for dmcrypt on LUKS2).
+dmcrypt's engine with cipher_null (everything but the cipher); filter =
+the dmcrypt filter over the file plugin; nbd = nbdkit's nbd plugin in
+front of a second nbdkit serving the raw image (file plugin); filt-nbd =
+the dmcrypt filter over that chain, the encrypted image behind it;
+luks-flt = nbdkit luks filter; qemu = qemu-nbd; busy = share of all
+CPUs' time not idle during the copy (client, servers, kernel, anything
+else); CPU = client and front server; back = a chain's back server
+alone; dm/X = dmcrypt's figure divided by X's; filt-nbd/nbd =
+filt-nbd's divided by nbd's, what encryption costs over nbd (for ms
+rows, below 1 means quicker).  Seeker reads 512 bytes, or the export's
+minimum block size when larger (4096 for dmcrypt on LUKS2).
 EOF
 cat "$out/table.txt"
 
