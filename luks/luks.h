@@ -12,8 +12,9 @@
 #include "../table/crypt_table.h"
 
 /* The format to open.  LUKS_ANY: LUKS1 or LUKS2, by the header.
- * LUKS_DETECT: whichever format's magic the image starts with (LUKS or
- * FileVault2; LUKS only with a detached header). */
+ * LUKS_DETECT: FileVault2 when the image starts with its magic, else as
+ * LUKS_ANY (a LUKS2 image may have lost its primary header), the error
+ * then naming every format tried. */
 enum luks_type { LUKS_ANY, LUKS_V1, LUKS_V2, LUKS_FVAULT2, LUKS_DETECT };
 
 struct luks_unlock_params

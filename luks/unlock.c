@@ -112,27 +112,27 @@ type_name (enum luks_type type)
   return type == LUKS_V1 ? CRYPT_LUKS1 : CRYPT_LUKS2;
 }
 
-/* LUKS_DETECT: the format by its magic, into *TYPE.  A detached header
- * can only be LUKS. */
+/* LUKS_DETECT: FileVault2 when its magic is there; otherwise it stays
+ * LUKS_DETECT, which loads as LUKS_ANY: libcryptsetup finds a LUKS2
+ * image by its secondary header when the primary one is gone.  A
+ * detached header can only be LUKS. */
 static int
-detect_type (const struct luks_unlock_params *p, enum luks_type *type)
+detect_type (struct luks_unlock_params *p)
 {
+  enum luks_type found;
   int r;
 
-  *type = p->type;
-  if (p->type != LUKS_DETECT)
+  if (p->type != LUKS_DETECT || p->header_path)
     return 0;
-  *type = LUKS_ANY;
-  if (p->header_path)
-    return 0;
-  r = luks_probe_format (p->data_path, type);
+  r = luks_probe_format (p->data_path, &found);
   if (r == -1)
-    nbdkit_error ("%s: %m", luks_data_name (p));
-  else if (r == 0)
-    nbdkit_error ("%s: not a LUKS header, nor a FileVault2 volume (tried "
-                  "LUKS1, LUKS2 and FileVault2; plain mode needs table= "
-                  "or cipher=)", luks_data_name (p));
-  return r == 1 ? 0 : -1;
+    {
+      nbdkit_error ("%s: %m", luks_data_name (p));
+      return -1;
+    }
+  if (r == 1 && found == LUKS_FVAULT2)
+    p->type = LUKS_FVAULT2;
+  return 0;
 }
 
 static int
@@ -165,14 +165,19 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
        * a header from. */
       else if (r == -EINVAL
                || (r == -EIO && shorter_than_a_header (header_path (p))))
-        nbdkit_error ("%s: not a LUKS header", header_name (p));
+        nbdkit_error ("%s: not a LUKS header%s", header_name (p),
+                      p->type == LUKS_DETECT && p->header_path == NULL
+                      ? ", nor a FileVault2 volume (tried LUKS1, LUKS2 and "
+                        "FileVault2; plain mode needs table= or cipher=)"
+                      : "");
       else
         nbdkit_error ("%s: cannot load the LUKS header: %s",
                       header_name (p), strerror (-r));
       return -1;
     }
   found = crypt_get_type (cd);
-  if (p->type != LUKS_ANY && strcmp (found, type_name (p->type)) != 0)
+  if (p->type != LUKS_ANY && p->type != LUKS_DETECT
+      && strcmp (found, type_name (p->type)) != 0)
     {
       nbdkit_error ("%s: not a %s header (found %s)", header_name (p),
                     type_name (p->type), found);
@@ -204,7 +209,7 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
   memset (t, 0, sizeof *t);
   memset (info, 0, sizeof *info);
   if (check_params (p) == -1 || check_readable (p->data_path) == -1
-      || detect_type (p_given, &params.type) == -1
+      || detect_type (p) == -1
       || (p->type == LUKS_FVAULT2 && check_fvault2_params (p) == -1))
     return -1;
   luks_log_start ();
