@@ -16,6 +16,8 @@
 #define LV_XML_OFFSET    128     /* 0x001a: le32 byte offset in the block */
 #define LV_XML_SIZE      132     /* 0x001a: le32 bytes */
 #define LV_BLOCK_OFFSET  104     /* 0x0305: le32, in blocks */
+#define KEYS_XML_OFFSET  112     /* 0x0019: le32 byte offset in the block */
+#define KEYS_XML_SIZE    116     /* 0x0019: le32 bytes */
 
 #define SIZE_KEY "com.apple.corestorage.lv.size"
 
@@ -64,6 +66,24 @@ plist_value (const char *xml, size_t len, const char *key, const char *type,
   return 0;
 }
 
+/* The property list of a block (its offset and length at OFF_FIELD and
+ * OFF_FIELD + 4) must lie inside it.  cryptsetup 2.6 adds the two in 32
+ * bits, where a sum that wraps passes its check and it reads far
+ * outside the block: refused here, before libcryptsetup sees it. */
+static int
+check_xml (const uint8_t *block, unsigned off_field, const char *what,
+           char *why, size_t why_size)
+{
+  uint64_t off = le32 (block + off_field);
+  uint64_t len = le32 (block + off_field + 4);
+
+  if (off <= FVAULT2_BLOCK_BYTES && len <= FVAULT2_BLOCK_BYTES - off)
+    return 0;
+  snprintf (why, why_size, "its %s (%" PRIu64 " bytes at %" PRIu64 ") lies "
+            "outside its block", what, len, off);
+  return -1;
+}
+
 /* Type 0x001a: com.apple.corestorage.lv.size, hexadecimal digits as
  * cryptsetup reads them (strtoull base 16). */
 static int
@@ -76,11 +96,9 @@ parse_size_block (const uint8_t *block, struct fvault2_layout *l,
   char *digits;
   size_t n;
 
-  if (off > FVAULT2_BLOCK_BYTES || len > FVAULT2_BLOCK_BYTES - off) {
-    snprintf (why, why_size, "its volume description (%" PRIu64 " bytes "
-              "at %" PRIu64 ") lies outside its block", len, off);
+  if (check_xml (block, LV_XML_OFFSET, "volume description", why,
+                 why_size) == -1)
     return -1;
-  }
   /* cryptsetup copies the text with strndup: a NUL ends it. */
   n = plist_value (xml, strnlen (xml, len), SIZE_KEY, "integer", &text);
   if (n == 0) {
@@ -109,6 +127,10 @@ fvault2_parse_block (const uint8_t *block, struct fvault2_layout *l,
       return -1;
     *found |= FVAULT2_FOUND_SIZE;
     return 0;
+  case 0x0019:
+    /* The wrapped keys: libcryptsetup's to read, but its bounds ours. */
+    return check_xml (block, KEYS_XML_OFFSET, "key description", why,
+                      why_size);
   case 0x0305:
     /* The product needs 64 bits: a 32-bit block offset times a 32-bit
      * block size never overflows them. */

@@ -54,21 +54,24 @@ read_layout (const struct luks_unlock_params *p, struct fvault2_layout *l,
   return r;
 }
 
+/* Our reading first: it names what is wrong (libcryptsetup says it in
+ * its debug log only), and metadata it refuses never reaches
+ * libcryptsetup, whose bounds checks are weaker (fvault2-block.c). */
 int
 fvault2_load (struct crypt_device *cd, const struct luks_unlock_params *p)
 {
   struct fvault2_layout l;
   const char *lib_why;
   char why[256];
-  int r = crypt_load (cd, CRYPT_FVAULT2, NULL);
+  int r;
 
-  if (r == 0)
-    return 0;
-  /* Mostly silent (its debug log only): our reading names the
-   * problem, else libcryptsetup's error line or errno does. */
-  lib_why = luks_log_last_error ();
-  if (read_layout (p, &l, why, sizeof why) == 0)
+  if (read_layout (p, &l, why, sizeof why) == 0) {
+    r = crypt_load (cd, CRYPT_FVAULT2, NULL);
+    if (r == 0)
+      return 0;
+    lib_why = luks_log_last_error ();
     snprintf (why, sizeof why, "%s", lib_why ? lib_why : strerror (-r));
+  }
   nbdkit_error ("%s: cannot load the FileVault2 metadata: %s",
                 luks_data_name (p), why);
   return -1;

@@ -208,6 +208,22 @@ size_from (const char *xml, uint32_t off, uint32_t xml_size)
 
 #define KEY "<key>com.apple.corestorage.lv.size</key>"
 
+/* A key block (type 0x0019) whose property list is at OFF, SIZE bytes:
+ * whether it passes. */
+static bool
+keys_pass (uint32_t off, uint32_t size)
+{
+  uint8_t block[FVAULT2_BLOCK_BYTES] = { 0 };
+  struct fvault2_layout l = { .block_size = 4096 };
+  unsigned found = 0;
+  char why[256] = "";
+
+  put_le (block + 10, 0x0019, 2);
+  put_le (block + 112, off, 4);
+  put_le (block + 116, size, 4);
+  return fvault2_parse_block (block, &l, &found, why, sizeof why) == 0;
+}
+
 static void
 test_plist (void)
 {
@@ -232,6 +248,12 @@ test_plist (void)
   CHECK (size_from (KEY "<integer>1<x/>0</integer>" KEY "<integer>20"
                     "</integer>", 512, 200) == 0x20);
   CHECK (size_from ("<a/>" KEY "<integer>10</integer>", 512, 200) == 0x10);
+  /* Sums that wrap in 32 bits, which cryptsetup 2.6 lets through. */
+  CHECK (size_from (ok, 0xfffff000u, 0x2000) == 0);
+  CHECK (keys_pass (512, 1024));
+  CHECK (keys_pass (0, 8192));
+  CHECK (!keys_pass (0xfffff000u, 0x2000));
+  CHECK (!keys_pass (4096, 4097));
 }
 
 static bool
