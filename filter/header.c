@@ -2,7 +2,10 @@
  * other IO: the header area of the next layer (everything before the
  * data) is copied into a memfd that it opens as /proc/self/fd/N.  The
  * copy is read-only as far as the layer below is concerned: nothing in
- * it is ever written back. */
+ * it is ever written back.  FileVault2 metadata is scattered (the
+ * encrypted part may lie anywhere in the first 1 GiB): only the blocks
+ * that the metadata chain reads are copied, into a sparse copy as long
+ * as the layer. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +17,7 @@
 
 #include <nbdkit-filter.h>
 
+#include "../luks/fvault2.h"
 #include "../luks/luks.h"
 #include "filter.h"
 
@@ -90,9 +94,48 @@ secondary_header_size (struct backend *lower)
   return 0;
 }
 
+/* fvault2_read_fn over the layer below that also copies what it read
+ * into the header copy. */
+struct copy_reader
+{
+  struct backend *lower;
+  int fd;
+};
+
+static int
+copy_read (void *opaque, void *buf, size_t len, uint64_t offset)
+{
+  struct copy_reader *c = opaque;
+
+  if (offset > c->lower->size || len > c->lower->size - offset
+      || backend_pread (c->lower, buf, len, offset) == -1
+      || pwrite (c->fd, buf, len, offset) != (ssize_t) len)
+    return -1;
+  return 0;
+}
+
+/* The FileVault2 metadata chain copied as it is read.  A chain that
+ * breaks is not an error here: unlocking the copy names the problem. */
+static int
+copy_fvault2 (struct backend *lower, int fd)
+{
+  struct copy_reader c = { .lower = lower, .fd = fd };
+  struct fvault2_layout l;
+  char why[256];
+
+  if (fvault2_read_layout (copy_read, &c, &l, why, sizeof why) == -1)
+    nbdkit_debug ("FileVault2 metadata copy: %s", why);
+  if (ftruncate (fd, lower->size) == -1) {
+    nbdkit_error ("copying the header: %m");
+    return -1;
+  }
+  return 0;
+}
+
 /* How much of the layer the header takes (*WANT), once its first
- * PROBE_BYTES are in FD (at PATH); 0 for an image without LUKS magic.
- * -1 after nbdkit_error. */
+ * PROBE_BYTES are in FD (at PATH); 0 for an image without LUKS magic
+ * (a FileVault2 image's metadata is copied here).  -1 after
+ * nbdkit_error. */
 static int
 header_bytes (struct backend *lower, int fd, const char *path,
               uint64_t *done, uint64_t *want)
@@ -104,6 +147,8 @@ header_bytes (struct backend *lower, int fd, const char *path,
   *want = 0;
   if (pread (fd, h, sizeof h, 0) != sizeof h)
     return 0;
+  if (fvault2_has_magic (h, sizeof h))
+    return copy_fvault2 (lower, fd);
   magic = memcmp (h, "LUKS\xba\xbe", 6) == 0;
   if (magic && be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
     *want = be (h + 104, 4) * 512;

@@ -4,7 +4,7 @@
  * Each fuzz-NAME.c defines "int fuzz_NAME (const uint8_t *, size_t)".
  * Built for libFuzzer, FUZZ_ENTRY turns it into LLVMFuzzerTestOneInput;
  * built with FUZZ_REPLAY_ALL (tests/unit/test-fuzz-regressions.c links
- * all four into one program) it adds nothing. */
+ * all of them into one program) it adds nothing. */
 #ifndef DMCRYPT_FUZZ_H
 #define DMCRYPT_FUZZ_H
 
@@ -27,6 +27,7 @@ int fuzz_table (const uint8_t *data, size_t size);
 int fuzz_cipher_spec (const uint8_t *data, size_t size);
 int fuzz_params (const uint8_t *data, size_t size);
 int fuzz_control_proto (const uint8_t *data, size_t size);
+int fuzz_fvault2 (const uint8_t *data, size_t size);
 
 /* Errors reported through the nbdkit_error stand-in since the last
  * fuzz_log_reset: their number, and all of them, each line ended by a

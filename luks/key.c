@@ -74,13 +74,19 @@ read_key_file (struct crypt_device *cd, const struct luks_unlock_params *p,
 }
 
 static void
-report_unlock_error (const struct luks_unlock_params *p, int r)
+report_unlock_error (struct crypt_device *cd,
+                     const struct luks_unlock_params *p, int r)
 {
   const char *what = p->keyfile ? "key file" : "passphrase";
   const char *why = luks_log_last_error ();
 
+  /* FileVault2 has no keyslots: a key that does not unwrap is -EPERM. */
+  if (r == -EPERM && strcmp (crypt_get_type (cd), CRYPT_FVAULT2) == 0)
+    nbdkit_error ("wrong %s: it does not unlock the FileVault2 volume%s%s",
+                  what, p->wrong_key_hint ? "; " : "",
+                  p->wrong_key_hint ? p->wrong_key_hint : "");
   /* -ENOENT: the last slot tried could not open the data segment. */
-  if ((r == -EPERM || r == -ENOENT) && p->key_slot == CRYPT_ANY_SLOT)
+  else if ((r == -EPERM || r == -ENOENT) && p->key_slot == CRYPT_ANY_SLOT)
     nbdkit_error ("wrong passphrase or key file: no keyslot matched%s%s",
                   p->wrong_key_hint ? "; " : "",
                   p->wrong_key_hint ? p->wrong_key_hint : "");
@@ -136,7 +142,7 @@ luks_fetch_volume_key (struct crypt_device *cd,
   crypt_safe_free (file_secret);
   if (r < 0)
     {
-      report_unlock_error (p, r);
+      report_unlock_error (cd, p, r);
       return -1;
     }
   if (key_size != t->key_size)

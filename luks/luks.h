@@ -1,6 +1,7 @@
-/* Unlocking a LUKS1/LUKS2 header through libcryptsetup, without
- * device-mapper: the result is the crypt table that cryptsetup would have
- * loaded into the kernel, with the volume key in it. */
+/* Unlocking a LUKS1/LUKS2 header or a FileVault2 volume through
+ * libcryptsetup, without device-mapper: the result is the crypt table
+ * that cryptsetup would have loaded into the kernel, with the volume key
+ * in it. */
 #ifndef DMCRYPT_LUKS_H
 #define DMCRYPT_LUKS_H
 
@@ -10,7 +11,11 @@
 
 #include "../table/crypt_table.h"
 
-enum luks_type { LUKS_ANY, LUKS_V1, LUKS_V2 };
+/* The format to open.  LUKS_ANY: LUKS1 or LUKS2, by the header.
+ * LUKS_DETECT: FileVault2 when the image starts with its magic, else as
+ * LUKS_ANY (a LUKS2 image may have lost its primary header), the error
+ * then naming every format tried. */
+enum luks_type { LUKS_ANY, LUKS_V1, LUKS_V2, LUKS_FVAULT2, LUKS_DETECT };
 
 struct luks_unlock_params
 {
@@ -33,18 +38,24 @@ struct luks_unlock_params
 /* What the header says beyond the table. */
 struct luks_info
 {
-  int version;                 /* 1 or 2 */
-  char uuid[40];               /* header UUID, with dashes */
+  int version;                 /* 1 or 2; 0 for FileVault2 */
+  char type[16];               /* libcryptsetup's name: "LUKS1",
+                                  "LUKS2", "FVAULT2" */
+  char uuid[40];               /* header UUID, with dashes (FileVault2:
+                                  the logical volume family's) */
   int key_slot;                /* the slot that opened */
 };
 
-/* Loads the header, unlocks a keyslot and fills T (zeroed first) with
+/* Loads the header (for LUKS_DETECT, after finding the format by its
+ * magic), unlocks a keyslot and fills T (zeroed first) with
  * the table cryptsetup would make: cipher spec, volume key, IV offset,
  * data offset, encryption sector size, LUKS2 persistent flags, and the
  * length of the data segment in 512-byte sectors (given DATA_SIZE, the
  * data device's size in bytes).  Refuses, with a one-line nbdkit_error,
  * headers in re-encryption, with integrity/AEAD, or with unknown
- * requirements.  Returns 0 or -1. */
+ * requirements.  A FileVault2 volume gives the table of its logical
+ * volume and has no keyslots (KEY_SLOT must be -1; INFO->key_slot is
+ * 0, as cryptsetup says).  Returns 0 or -1. */
 int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
                  struct crypt_table *t, struct luks_info *info);
 
@@ -53,5 +64,10 @@ int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
  * not load), 0 when it does not, -1 with errno when PATH cannot be
  * read.  Nothing is written and no key is derived. */
 int luks_probe_header (const char *path, uint64_t *data_offset);
+
+/* Which format PATH starts with, by its magic: returns 1 with *TYPE
+ * LUKS_ANY (LUKS1 or LUKS2) or LUKS_FVAULT2, 0 for neither, -1 with
+ * errno when PATH cannot be read.  Only the first 512 bytes are read. */
+int luks_probe_format (const char *path, enum luks_type *type);
 
 #endif /* DMCRYPT_LUKS_H */

@@ -20,9 +20,8 @@ header_path (const struct luks_unlock_params *p)
   return p->header_path ? p->header_path : p->data_path;
 }
 
-/* What messages call the data. */
-static const char *
-data_name (const struct luks_unlock_params *p)
+const char *
+luks_data_name (const struct luks_unlock_params *p)
 {
   return p->data_name ? p->data_name : p->data_path;
 }
@@ -55,9 +54,8 @@ activation_flags (struct crypt_device *cd)
   return flags;
 }
 
-/* LUKS1 keeps name and mode apart; dm-crypt wants "name-mode". */
-static char *
-luks1_cipher_spec (struct crypt_device *cd)
+char *
+luks_name_mode_spec (struct crypt_device *cd)
 {
   char *spec;
 
@@ -82,7 +80,7 @@ set_length (const struct luks_unlock_params *p,
     {
       nbdkit_error ("%s: image too small for its LUKS data offset "
                     "(%" PRIu64 " bytes, data starts at byte %" PRIu64 ")",
-                    data_name (p), data_size, t->offset * SECTOR_BYTES);
+                    luks_data_name (p), data_size, t->offset * SECTOR_BYTES);
       return -1;
     }
   if (seg != NULL && !seg->dynamic)
@@ -92,7 +90,7 @@ set_length (const struct luks_unlock_params *p,
         {
           nbdkit_error ("%s: image too small for its LUKS data segment "
                         "(%" PRIu64 " bytes, segment ends at byte %" PRIu64
-                        ")", data_name (p), data_size,
+                        ")", luks_data_name (p), data_size,
                         t->offset * SECTOR_BYTES + seg->size_bytes);
           return -1;
         }
@@ -104,7 +102,7 @@ set_length (const struct luks_unlock_params *p,
     {
       nbdkit_error ("%s: image too small for its LUKS data offset "
                     "(less than one %u-byte sector of data)",
-                    data_name (p), t->sector_size);
+                    luks_data_name (p), t->sector_size);
       return -1;
     }
   return 0;
@@ -119,8 +117,26 @@ check_offset (const struct luks_unlock_params *p, const struct crypt_table *t)
     return 0;
   nbdkit_error ("%s: LUKS data offset of %" PRIu64 " sectors overlaps the "
                 "header (allowed only with a detached header)",
-                data_name (p), t->offset);
+                luks_data_name (p), t->offset);
   return -1;
+}
+
+int
+luks_set_cipher (struct crypt_device *cd, const struct luks_unlock_params *p,
+                 char *cipher, struct crypt_table *t)
+{
+  t->cipher = cipher;
+  t->device = strdup (luks_data_name (p));
+  if (t->cipher == NULL || t->device == NULL)
+    {
+      nbdkit_error ("luks: out of memory");
+      return -1;
+    }
+  /* Before the key: a cipher we cannot run should be named as such,
+   * not cost a PBKDF run, and never send libcryptsetup looking for a
+   * kernel crypto fallback. */
+  return sector_cipher_check_spec (t->cipher,
+                                   crypt_get_volume_key_size (cd));
 }
 
 int
@@ -145,20 +161,8 @@ luks_fill_params (struct crypt_device *cd,
     goto out;
   /* LUKS2: the segment's cipher string as stored, which is what
    * cryptsetup hands to the kernel. */
-  t->cipher = luks2 ? strdup (seg.encryption) : luks1_cipher_spec (cd);
-  t->device = strdup (data_name (p));
-  if (t->cipher == NULL || t->device == NULL)
-    {
-      nbdkit_error ("luks: out of memory");
-      goto out;
-    }
-  /* Before the key: a cipher we cannot run should be named as such,
-   * not cost a PBKDF run, and never send libcryptsetup looking for a
-   * kernel crypto fallback. */
-  if (sector_cipher_check_spec (t->cipher,
-                                crypt_get_volume_key_size (cd)) == -1)
-    goto out;
-  r = 0;
+  r = luks_set_cipher (cd, p, luks2 ? strdup (seg.encryption)
+                                    : luks_name_mode_spec (cd), t);
  out:
   luks2_segment_free (&seg);
   return r;

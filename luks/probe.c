@@ -1,5 +1,6 @@
 /* Is there a LUKS header at the start of an image?  Plain mode over a
- * LUKS image would overwrite the header with its first writes. */
+ * LUKS image would overwrite the header with its first writes.  And
+ * which format, by its magic: LUKS or FileVault2. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -8,37 +9,56 @@
 #include <libcryptsetup.h>
 
 #include "../common/log.h"
+#include "fvault2.h"
 #include "internal.h"
 #include "luks.h"
 
 /* LUKS1 and a LUKS2 primary header both start with it. */
 static const char luks_magic[6] = { 'L', 'U', 'K', 'S', '\xba', '\xbe' };
 
-static int
-has_magic (const char *path)
+/* The first bytes of PATH into HEAD: how many (short for a small
+ * file), or -1 with errno. */
+static ssize_t
+read_head (const char *path, char *head, size_t size)
 {
-  char head[sizeof luks_magic];
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   ssize_t n;
 
   if (fd == -1)
     return -1;
-  n = pread (fd, head, sizeof head, 0);
+  n = pread (fd, head, size, 0);
   close (fd);
+  return n;
+}
+
+int
+luks_probe_format (const char *path, enum luks_type *type)
+{
+  char head[FVAULT2_HEADER_BYTES];
+  ssize_t n = read_head (path, head, sizeof head);
+
   if (n == -1)
     return -1;
-  return n == sizeof head && memcmp (head, luks_magic, sizeof head) == 0;
+  if ((size_t) n >= sizeof luks_magic
+      && memcmp (head, luks_magic, sizeof luks_magic) == 0)
+    *type = LUKS_ANY;
+  else if (fvault2_has_magic (head, n))
+    *type = LUKS_FVAULT2;
+  else
+    return 0;
+  return 1;
 }
 
 int
 luks_probe_header (const char *path, uint64_t *data_offset)
 {
   struct crypt_device *cd = NULL;
-  int r = has_magic (path);
+  enum luks_type type;
+  int r = luks_probe_format (path, &type);
 
   *data_offset = 0;
-  if (r != 1)
-    return r;
+  if (r != 1 || type != LUKS_ANY)
+    return r == -1 ? -1 : 0;
   luks_log_start ();
   /* Off, so that loading never repairs (writes) the header. */
   crypt_metadata_locking (NULL, 0);

@@ -1,5 +1,6 @@
-/* luks_unlock: load a LUKS1/LUKS2 header with libcryptsetup, refuse what
- * a single dm-crypt table cannot map, unlock a keyslot, fill the table.
+/* luks_unlock: load a LUKS1/LUKS2 header or FileVault2 metadata with
+ * libcryptsetup, refuse what a single dm-crypt table cannot map, unlock
+ * a keyslot, fill the table.
  *
  * Nothing is ever written to the image or the header.  libcryptsetup
  * 2.6 repairs a damaged LUKS2 header copy inside crypt_load (a write);
@@ -30,17 +31,11 @@ header_path (const struct luks_unlock_params *p)
   return p->header_path ? p->header_path : p->data_path;
 }
 
-/* What messages call the header and the data. */
-static const char *
-data_name (const struct luks_unlock_params *p)
-{
-  return p->data_name ? p->data_name : p->data_path;
-}
-
+/* What messages call the header. */
 static const char *
 header_name (const struct luks_unlock_params *p)
 {
-  return p->header_path ? p->header_path : data_name (p);
+  return p->header_path ? p->header_path : luks_data_name (p);
 }
 
 static int
@@ -117,6 +112,38 @@ type_name (enum luks_type type)
   return type == LUKS_V1 ? CRYPT_LUKS1 : CRYPT_LUKS2;
 }
 
+/* LUKS_DETECT: FileVault2 when its magic is there; otherwise it stays
+ * LUKS_DETECT, which loads as LUKS_ANY: libcryptsetup finds a LUKS2
+ * image by its secondary header when the primary one is gone.  A
+ * detached header can only be LUKS. */
+static int
+detect_type (struct luks_unlock_params *p)
+{
+  enum luks_type found;
+  int r;
+
+  if (p->type != LUKS_DETECT || p->header_path)
+    return 0;
+  r = luks_probe_format (p->data_path, &found);
+  if (r == -1)
+    {
+      nbdkit_error ("%s: %m", luks_data_name (p));
+      return -1;
+    }
+  if (r == 1 && found == LUKS_FVAULT2)
+    p->type = LUKS_FVAULT2;
+  return 0;
+}
+
+static int
+check_fvault2_params (const struct luks_unlock_params *p)
+{
+  if (p->header_path == NULL)
+    return 0;
+  nbdkit_error ("header: a FileVault2 volume has no detached header");
+  return -1;
+}
+
 /* Loads whatever LUKS version is there, then compares with the one asked
  * for: crypt_load with a version would fail without saying why. */
 static int
@@ -125,6 +152,8 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
   const char *why, *found;
   int r;
 
+  if (p->type == LUKS_FVAULT2)
+    return fvault2_load (cd, p);
   r = crypt_load (cd, CRYPT_LUKS, NULL);
   if (r < 0)
     {
@@ -136,14 +165,19 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
        * a header from. */
       else if (r == -EINVAL
                || (r == -EIO && shorter_than_a_header (header_path (p))))
-        nbdkit_error ("%s: not a LUKS header", header_name (p));
+        nbdkit_error ("%s: not a LUKS header%s", header_name (p),
+                      p->type == LUKS_DETECT && p->header_path == NULL
+                      ? ", nor a FileVault2 volume (tried LUKS1, LUKS2 and "
+                        "FileVault2; plain mode needs table= or cipher=)"
+                      : "");
       else
         nbdkit_error ("%s: cannot load the LUKS header: %s",
                       header_name (p), strerror (-r));
       return -1;
     }
   found = crypt_get_type (cd);
-  if (p->type != LUKS_ANY && strcmp (found, type_name (p->type)) != 0)
+  if (p->type != LUKS_ANY && p->type != LUKS_DETECT
+      && strcmp (found, type_name (p->type)) != 0)
     {
       nbdkit_error ("%s: not a %s header (found %s)", header_name (p),
                     type_name (p->type), found);
@@ -155,23 +189,28 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
 static void
 fill_info (struct crypt_device *cd, int key_slot, struct luks_info *info)
 {
-  const char *uuid = crypt_get_uuid (cd);
+  const char *uuid = crypt_get_uuid (cd), *type = crypt_get_type (cd);
 
-  info->version = strcmp (crypt_get_type (cd), CRYPT_LUKS1) == 0 ? 1 : 2;
+  info->version = strcmp (type, CRYPT_LUKS1) == 0 ? 1
+                  : strcmp (type, CRYPT_LUKS2) == 0 ? 2 : 0;
+  snprintf (info->type, sizeof info->type, "%s", type);
   snprintf (info->uuid, sizeof info->uuid, "%s", uuid ? uuid : "");
   info->key_slot = key_slot;
 }
 
 int
-luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
+luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
              struct crypt_table *t, struct luks_info *info)
 {
+  struct luks_unlock_params params = *p_given, *p = &params;
   struct crypt_device *cd = NULL;
   int key_slot = -1;
 
   memset (t, 0, sizeof *t);
   memset (info, 0, sizeof *info);
-  if (check_params (p) == -1)
+  if (check_params (p) == -1 || check_readable (p->data_path) == -1
+      || detect_type (p) == -1
+      || (p->type == LUKS_FVAULT2 && check_fvault2_params (p) == -1))
     return -1;
   luks_log_start ();
   /* Never fails when disabling.  With it off, nothing writes: that is
@@ -181,7 +220,8 @@ luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
     return -1;
   /* Parameters before the key: a refusal should not cost a PBKDF run. */
   if (load_header (cd, p) == -1
-      || luks_fill_params (cd, p, data_size, t) == -1
+      || (p->type == LUKS_FVAULT2 ? fvault2_fill_params (cd, p, data_size, t)
+          : luks_fill_params (cd, p, data_size, t)) == -1
       || (key_slot = luks_fetch_volume_key (cd, p, t)) == -1)
     {
       crypt_free (cd);

@@ -26,7 +26,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
-  "type=luks|luks1|luks2|plain  Volume type (default: by the other keys).\n" \
+  "type=luks|luks1|luks2|plain|fvault2  Volume type (default: plain with\n" \
+  "                    table= or cipher=, else LUKS or FileVault2 by magic).\n" \
   "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the key.\n" \
   "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
   "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n" \
@@ -63,7 +64,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "Each also as dmcrypt-KEY=, e.g. dmcrypt-offset=, beside a KEY= of the plugin."
 
 const char dmcrypt_config_help[] =
-  "file=<FILENAME>     (required) The LUKS image, plain image or block device.\n"
+  "file=<FILENAME>     (required) The LUKS, FileVault2 or plain image or\n"
+  "                    block device.\n"
   PARAMS_HELP;
 const char dmcrypt_filter_config_help[] = PARAMS_HELP;
 
@@ -174,7 +176,7 @@ set_type (const char *value)
 {
   static const struct { const char *name; enum volume_type type; } types[] = {
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
-    { "plain", VT_PLAIN },
+    { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
   };
   size_t i;
 
@@ -185,7 +187,7 @@ set_type (const char *value)
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
-                "(expected luks, luks1, luks2 or plain)", value);
+                "(expected luks, luks1, luks2, plain or fvault2)", value);
   return -1;
 }
 

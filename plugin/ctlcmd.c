@@ -47,12 +47,14 @@ volume_type (void)
 {
   if (!volume.is_luks)
     return "plain";
+  if (volume.luks.version == 0)
+    return "fvault2";
   return volume.luks.version == 1 ? "luks1" : "luks2";
 }
 
-/* cryptsetup's UUID of an active LUKS device: CRYPT-LUKS2-<uuid
- * without dashes>-<name>.  Plain volumes have none, as after dmsetup
- * create. */
+/* cryptsetup's UUID of an active device: CRYPT-<type>-<uuid without
+ * dashes>-<name>, type as libcryptsetup names it (LUKS2, FVAULT2).
+ * Plain volumes have none, as after dmsetup create. */
 static void
 add_uuid (struct ctl_message *rep)
 {
@@ -65,7 +67,7 @@ add_uuid (struct ctl_message *rep)
     if (volume.luks.uuid[i] != '-')
       hex[n++] = volume.luks.uuid[i];
   hex[n] = '\0';
-  ctl_addf (rep, "uuid", "CRYPT-LUKS%d-%s-%s", volume.luks.version, hex,
+  ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
             control_name ());
 }
 

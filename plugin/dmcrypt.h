@@ -15,7 +15,8 @@
 #include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
 
-enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN };
+enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
+                   VT_FVAULT2 };
 
 /* A boolean parameter that was given or not: unset leaves the table's
  * (or LUKS2 header's) own flag alone. */

@@ -62,6 +62,7 @@ unlock_luks (void)
 {
   static const enum luks_type types[] = {
     [VT_LUKS] = LUKS_ANY, [VT_LUKS1] = LUKS_V1, [VT_LUKS2] = LUKS_V2,
+    [VT_FVAULT2] = LUKS_FVAULT2,
   };
   char hint[PATH_MAX + 64];
   struct luks_unlock_params p = {
@@ -69,7 +70,8 @@ unlock_luks (void)
     /* The filter's header copy: its path means nothing to the user. */
     .data_name = volume.filter ? volume.image : NULL,
     .header_path = params.header,
-    .type = types[params.type],
+    /* No type=: the format by its magic. */
+    .type = params.type_given ? types[params.type] : LUKS_DETECT,
     .passphrase = params.passphrase,
     .passphrase_size = params.passphrase_size,
     .keyfile = params.keyfile,

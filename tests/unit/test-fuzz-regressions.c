@@ -24,6 +24,7 @@ static const struct
   { "cipher-spec", fuzz_cipher_spec },
   { "params", fuzz_params },
   { "control-proto", fuzz_control_proto },
+  { "fvault2", fuzz_fvault2 },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
