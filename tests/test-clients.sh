@@ -73,7 +73,8 @@ recipe_nbdfuse ()
   nbdfuse "$mnt" --unix "$sock" 2>"$tmp/nbdfuse.log" &
   fuse_pid=$!
   fuse_wait_ready $fuse_pid "$mnt/nbd" || fail "$kind: nbdfuse did not mount"
-  timeout 120 mkfs.ext4 -q "$mnt/nbd" || fail "$kind: mkfs.ext4 through nbdfuse"
+  timeout 120 mkfs.ext4 -q "$mnt/nbd" \
+    || fail "$kind: mkfs.ext4 through nbdfuse"
   fuse2fs -f "$mnt/nbd" "$fs" 2>"$tmp/fuse2fs.log" &
   f2_pid=$!
   for (( i = 0; i < 100; i++ )); do
@@ -94,8 +95,8 @@ recipe_nbdfuse ()
     || fail "$kind: nbdfuse complained"
   # The file system as the oracle decrypts it, with no dmcrypt between.
   plain_now
-  e2fsck -fn "$tmp/plain" >"$tmp/fsck.log" 2>&1 \
-    || { cat "$tmp/fsck.log"; fail "$kind: e2fsck -fn of the oracle's plaintext"; }
+  e2fsck -fn "$tmp/plain" >"$tmp/fsck.log" 2>&1 || {
+    cat "$tmp/fsck.log"; fail "$kind: e2fsck -fn of the oracle's plaintext"; }
   expect_equal "hello.txt in the oracle's plaintext" hello \
     "$(debugfs -R 'cat hello.txt' "$tmp/plain" 2>/dev/null)"
   echo "ok: $kind: nbdfuse: mkfs.ext4, fuse2fs, e2fsck -fn clean, also" \
