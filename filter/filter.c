@@ -313,12 +313,16 @@ filter_block_size (nbdkit_next *next, void *handle, uint32_t *minimum,
   (void) handle;
   if (next->block_size (next, &lmin, &lpref, &lmax) == -1)
     return -1;
-  *minimum = params.min_block_size ? params.min_block_size : ss;
-  if (lmin > *minimum)
+  dmcrypt_block_sizes (minimum, preferred);
+  /* The engine reads and writes the layer below in whole encryption
+   * sectors: only a lower minimum larger than a sector asks clients
+   * for more. */
+  if (lmin > ss && lmin > *minimum)
     *minimum = lmin;
-  *preferred = ss > 4096 ? ss : 4096;
   if (lpref > *preferred)
     *preferred = lpref;
+  if (*preferred < *minimum)
+    *preferred = *minimum;
   *maximum = lmax ? lmax : 0xffffffff;
   return 0;
 }

@@ -43,8 +43,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "no-write-workqueue=<BOOL> Encrypt and write in the calling thread.\n" \
   "iv-large-sectors=<BOOL>   IVs count encryption sectors, not 512 bytes.\n" \
   "high-priority=<BOOL>   Raise worker and writer thread priority.\n" \
-  "min-block-size=<N> Minimum block size advertised (default: the\n" \
-  "                    encryption sector size; 1 for clients like nbdfuse).\n" \
+  "min-block-size=<N>|sector  Minimum block size advertised (default 1:\n" \
+  "                    any alignment; sector: the encryption sector size).\n" \
   "workers=<N>         Crypto worker threads (default: online CPUs).\n" \
   "scheduler=sorted|fifo|batch  Write-out ordering policy.\n" \
   "max-read-size=<SIZE>   Largest read chunk (default 128K).\n" \

@@ -100,8 +100,13 @@ config_numeric (const char *key, const char *value)
   }
   else if (strcmp (key, "sector-size") == 0)
     return nbdkit_parse_unsigned (key, value, &params.sector_size);
-  else if (strcmp (key, "min-block-size") == 0)
+  else if (strcmp (key, "min-block-size") == 0) {
+    if (strcmp (value, "sector") == 0) {
+      params.min_block_size = MIN_BLOCK_SECTOR;
+      return 0;
+    }
     return set_power_of_two (key, value, &params.min_block_size);
+  }
   else if (strcmp (key, "workers") == 0)
     return set_in_range (key, value, &params.workers, 1, 1024);
   else if (strcmp (key, "nr-requests") == 0)

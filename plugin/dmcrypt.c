@@ -94,11 +94,8 @@ static int
 dmcrypt_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                     uint32_t *maximum)
 {
-  unsigned ss = dm_sector_size (volume.dm);
-
   (void) handle;
-  *minimum = params.min_block_size ? params.min_block_size : ss;
-  *preferred = ss > 4096 ? ss : 4096;
+  dmcrypt_block_sizes (minimum, preferred);
   *maximum = 0xffffffff;
   return 0;
 }

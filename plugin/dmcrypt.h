@@ -15,6 +15,9 @@
 #include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
 
+/* min-block-size=sector: the live table's encryption sector size. */
+#define MIN_BLOCK_SECTOR (~0u)
+
 enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
                    VT_FVAULT2 };
 
@@ -58,7 +61,9 @@ struct dmcrypt_params
   char *name;
   bool readonly;
   uint64_t max_read_size, max_write_size;   /* bytes, 0 = default */
-  unsigned min_block_size;       /* bytes advertised, 0 = sector size */
+  unsigned min_block_size;       /* bytes advertised, 0 = 1 (default);
+                                    MIN_BLOCK_SECTOR: the encryption
+                                    sector size */
   uint64_t max_inflight;         /* bytes of ciphertext, 0 = default */
   enum tristate caller_crypt;    /* unset = true */
   /* The scheduling lab: a simulated device under the engine. */
@@ -152,6 +157,9 @@ void lab_attach_trace (void);
 enum io_op { IO_READ, IO_WRITE, IO_ZERO, IO_TRIM, IO_FLUSH };
 int dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
                 bool fua, int *err);
+/* The minimum and preferred block sizes both front ends advertise, in
+ * bytes, from min-block-size= and the live table's sector size. */
+void dmcrypt_block_sizes (uint32_t *minimum, uint32_t *preferred);
 
 /* volume.c */
 /* The parameters checked alone, before anything is opened. */

@@ -1,7 +1,7 @@
 /* The data path of both front ends, the plugin and the filter: a
  * request passes the mapping's gate (dm_enter), goes to the engine,
  * and its error comes back as an errno for the front end to hand to
- * nbdkit. */
+ * nbdkit; and the block sizes both front ends advertise. */
 #include <errno.h>
 #include <string.h>
 
@@ -54,4 +54,24 @@ dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
   }
   dm_leave (volume.dm);
   return r;
+}
+
+/* A minimum of 1 by default: every alignment is served (the engine
+ * reads, modifies and writes partial sectors), and clients that
+ * honour a larger minimum refuse a smaller write instead of merging
+ * it -- libnbd's strict mode fails it with EINVAL, so nbdfuse, which
+ * hands on each write of the kernel's FUSE layer as it comes (mke2fs
+ * writes 1 KiB pieces), could not make a file system.  The preferred
+ * size, the encryption sector and at least a page, keeps clients that
+ * honour it (qemu) to whole sectors. */
+void
+dmcrypt_block_sizes (uint32_t *minimum, uint32_t *preferred)
+{
+  unsigned ss = dm_sector_size (volume.dm);
+
+  if (params.min_block_size == MIN_BLOCK_SECTOR)
+    *minimum = ss;
+  else
+    *minimum = params.min_block_size ? params.min_block_size : 1;
+  *preferred = ss > 4096 ? ss : 4096;
 }

@@ -13,7 +13,9 @@
 #                  listen on Unix sockets in the scratch directory only,
 #                  and the test learns of every server, to stop it;
 #   dmcryptctl, dmcrypt-trace   the built tools (make install puts them
-#                  into $BINDIR; the benchmarks' seeker stays in tools/).
+#                  into $BINDIR; the benchmarks' seeker stays in tools/);
+#   nbdsh          Debian's, run by $PY: the python3 first on PATH may
+#                  be another, without the nbd module.
 # XDG_RUNTIME_DIR and TMPDIR point into the scratch directory, so that
 # control sockets and temporary files stay there.
 
@@ -49,6 +51,8 @@ doc_setup ()
   for t in dmcryptctl dmcrypt-trace; do
     ln -s "$topdir/tools/$t" "$tmp/bin/$t"
   done
+  printf '#!/bin/sh\nexec %s -m nbd "$@"\n' "$PY" > "$tmp/bin/nbdsh"
+  chmod +x "$tmp/bin/nbdsh"
   export DMCRYPT_DOC_REAL_NBDKIT=$real DMCRYPT_DOC_PLUGIN=$plugin
   export DMCRYPT_DOC_FILTER=$topdir/filter/nbdkit-dmcrypt-filter.so
 }

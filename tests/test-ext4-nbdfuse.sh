@@ -57,14 +57,14 @@ with_fuse probe "test -s '$mnt/nbd'" memory 1M
 
 printf %s "ext4-pw" > "$tmp/pw"
 truncate -s 64M "$tmp/luks2.img"
-# 4096-byte encryption sectors (LUKS2's default).  nbdfuse refuses any
-# write smaller than the advertised minimum block size, and a file system
-# writes its superblock in pieces of a few bytes: min-block-size=1 lets
-# the plugin's read-modify-write take them, as the kernel's page cache
-# does above /dev/mapper.
+# 4096-byte encryption sectors (LUKS2's default), served with the default
+# parameters.  nbdfuse refuses any write smaller than the advertised
+# minimum block size, and a file system writes its superblock in pieces
+# of a few bytes: the default minimum (1) lets the plugin's
+# read-modify-write take them, as the kernel's page cache does above
+# /dev/mapper.
 luks_format luks2 "$tmp/luks2.img" ext4-pw --sector-size 4096
-serve=("$plugin" file="$tmp/luks2.img" passphrase=+"$tmp/pw"
-       min-block-size=1)
+serve=("$plugin" file="$tmp/luks2.img" passphrase=+"$tmp/pw")
 
 # Files to put in: sizes that end inside an encryption sector, and more.
 mkdir "$tmp/files" "$tmp/out"

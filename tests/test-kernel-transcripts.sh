@@ -34,10 +34,13 @@ record ()  # record KIND FILE NAME: the rest of the first matching record
     '$1 == k && $2 == f && $3 == n' records | head -n 1 | cut -f 4-
 }
 
-# "SIZE MIN_BLOCK READ_ONLY(0|1)" of the plugin's export.
+# "SIZE MIN_BLOCK READ_ONLY(0|1)" of the plugin's export, whose minimum
+# block size is the encryption sector's, as the kernel's logical block
+# size is (min-block-size=sector; the default is 1).
 export_geometry ()  # export_geometry plugin-args...
 {
-  serve_dmcrypt 'nbdinfo --json "$uri"' "$@" | "$PY" -c '
+  serve_dmcrypt 'nbdinfo --json "$uri"' min-block-size=sector "$@" \
+    | "$PY" -c '
 import json, sys
 e = json.load(sys.stdin)["exports"][0]
 print(e["export-size"], e.get("block_size_minimum", 1),

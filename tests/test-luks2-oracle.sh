@@ -3,7 +3,8 @@
 # and explicit sector sizes, xts and cbc-essiv, key-file unlock, detached
 # header, key slots, and an image that grew by less than a sector.  The
 # export size must be (image size - data offset) rounded down to the
-# encryption sector size, its minimum block size the sector size, and
+# encryption sector size, its minimum block size 1 (any alignment) and
+# its preferred one the sector size or a page, whichever is larger, and
 # nothing outside the data segment may change.
 source "$(dirname "$0")/functions.sh"
 plugin_built_or_fail
@@ -22,13 +23,15 @@ dump_field ()  # dump_field HEADER offset|sector
     | awk -v f="$2:" '$1 == f { print $2; exit }'
 }
 
-# nbdinfo's JSON of the plugin's export: "SIZE MINIMUM_BLOCK_SIZE".
+# nbdinfo's JSON of the plugin's export: "SIZE MINIMUM PREFERRED" (block
+# sizes).
 export_geometry ()  # export_geometry plugin-args...
 {
   serve_dmcrypt 'nbdinfo --json "$uri"' "$@" | "$PY" -c '
 import json, sys
 e = json.load(sys.stdin)["exports"][0]
-print(e["export-size"], e.get("block_size_minimum", 1))'
+print(e["export-size"], e.get("block_size_minimum", 1),
+      e.get("block_size_preferred", 0))'
 }
 
 # sha256 of everything but the data segment, detached header included.
@@ -50,11 +53,12 @@ check_volume ()  # check_volume IMG HEADER|- KEY plugin-args...
   want=$(( ($(stat -c %s "$img") - off) / ss * ss ))
   echo "  data offset $off bytes, $ss-byte sectors"
   geo=$(export_geometry "$@") || fail "plugin did not serve $img"
-  size=${geo% *}
+  size=${geo%% *}
   expect_equal "export size" "$want" "$size"
   expect_equal "oracle's size" "$want" \
     "$(oracle size "$img" --luks-key "$key" "${ohdr[@]}")"
-  expect_equal "minimum block size" "$ss" "${geo#* }"
+  expect_equal "minimum, preferred block size" \
+    "1 $(( ss > 4096 ? ss : 4096 ))" "${geo#* }"
 
   before=$(outside_sha "$img" "$hdr" "$off" "$size")
 

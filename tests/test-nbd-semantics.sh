@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# NBD semantics: export size, block size advertisement (minimum = the
-# encryption sector size), flush, FUA, zero (reads back zeros, the
+# NBD semantics: export size, block size advertisement (minimum 1,
+# preferred the encryption sector size or a page), flush, FUA, zero (reads back zeros, the
 # ciphertext is not zeros), multi-conn, and trim: offered only with
 # allow-discards, where it punches a hole in the backing file.
 source "$(dirname "$0")/functions.sh"
@@ -41,10 +41,12 @@ def whole_sectors(start, end):
 
 h, h2 = connect(), connect()
 check(h.get_size() == size, "size %d, expected %d" % (h.get_size(), size))
-check(h.get_block_size(nbd.SIZE_MINIMUM) == ss,
-      "minimum block size %d, expected %d"
-      % (h.get_block_size(nbd.SIZE_MINIMUM), ss))
-check(h.get_block_size(nbd.SIZE_PREFERRED) >= ss, "preferred < minimum")
+check(h.get_block_size(nbd.SIZE_MINIMUM) == 1,
+      "minimum block size %d, expected 1"
+      % h.get_block_size(nbd.SIZE_MINIMUM))
+check(h.get_block_size(nbd.SIZE_PREFERRED) == max(ss, 4096),
+      "preferred block size %d, expected %d"
+      % (h.get_block_size(nbd.SIZE_PREFERRED), max(ss, 4096)))
 check(h.can_flush() and h.can_fua() and h.can_zero(),
       "flush, FUA or zero not offered")
 check(h.can_multi_conn(), "multi-conn not offered")
@@ -153,7 +155,8 @@ semantics ()
   "$PY" - "$j" "$ss" "$size" "$mode" <<'EOF' || fail "$name: nbdinfo"
 import json, sys
 e = json.load(open(sys.argv[1]))["exports"][0]
-want = {"block_size_minimum": int(sys.argv[2]),
+want = {"block_size_minimum": 1,
+        "block_size_preferred": max(int(sys.argv[2]), 4096),
         "export-size": int(sys.argv[3]),
         "can_trim": sys.argv[4] == "trim",
         "can_flush": True, "can_fua": True, "can_zero": True,
@@ -206,12 +209,23 @@ data_off=$(cryptsetup luksDump "$tmp/luks1.img" \
            | awk '/^Payload offset:/ {print $3 * 512; exit}')
 semantics luks1-512 "$tmp/luks1.img" "$data_off" 512 \
   $((16 * mib - data_off)) notrim passphrase=+"$tmp/pw"
-# min-block-size= overrides the advertised minimum, nothing else.
-got=$(timeout 30 nbdkit -U - "$plugin" file="$tmp/luks2.img" \
-        passphrase=+"$tmp/pw" min-block-size=1 \
-        --run 'nbdinfo --json "$uri"' \
-      | "$PY" -c 'import json,sys; e=json.load(sys.stdin)["exports"][0]
-print(e["block_size_minimum"], e["block_size_preferred"])')
-[ "$got" = "1 4096" ] || fail "min-block-size=1: minimum/preferred are '$got'"
-echo "ok: min-block-size=1 advertises minimum 1, preferred 4096"
+# min-block-size= overrides the advertised minimum, nothing else;
+# "sector" is the encryption sector size.
+min_pref ()  # min_pref IMAGE plugin-args...: "MINIMUM PREFERRED"
+{
+  local image=$1; shift
+  timeout 30 nbdkit -U - "$plugin" file="$image" passphrase=+"$tmp/pw" \
+    "$@" --run 'nbdinfo --json "$uri"' \
+    | "$PY" -c 'import json,sys; e=json.load(sys.stdin)["exports"][0]
+print(e["block_size_minimum"], e["block_size_preferred"])'
+}
+for args in "luks2 512:512 4096" "luks2 sector:4096 4096" \
+            "luks1 sector:512 4096"; do
+  read -r img want <<<"$args"
+  got=$(min_pref "$tmp/$img.img" min-block-size="${want%%:*}")
+  [ "$got" = "${want#*:}" ] \
+    || fail "$img, min-block-size=${want%%:*}: minimum/preferred are '$got'"
+  echo "ok: $img, min-block-size=${want%%:*} advertises" \
+    "minimum/preferred ${want#*:}"
+done
 echo PASS
