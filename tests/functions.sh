@@ -48,6 +48,19 @@ scratch ()
 }
 
 # Fast LUKS formatting: cryptsetup's KDF benchmark is skipped.
+# A 32 MiB LUKS2 image ($tmp/luks2.img, 4096-byte sectors, passphrase
+# blk-pw in $tmp/pw) attached to a loop device, $loop (as root).
+loop_luks2_image ()
+{
+  printf %s "blk-pw" > "$tmp/pw"
+  truncate -s 32M "$tmp/luks2.img"
+  luks_format luks2 "$tmp/luks2.img" blk-pw --sector-size 4096
+  loop=$(losetup -f --show "$tmp/luks2.img" 2>"$tmp/losetup.err") \
+    || skip "losetup cannot attach a loop device here: $(cat "$tmp/losetup.err")"
+  cleanup_fn "losetup -d '$loop' 2>/dev/null"
+  echo "using $loop"
+}
+
 luks_format ()  # luks_format TYPE IMAGE PASSPHRASE [extra cryptsetup args]
 {
   local type=$1 img=$2 pw=$3; shift 3

@@ -12,13 +12,7 @@ requires_cmd nbdkit nbdinfo cryptsetup losetup timeout mknod
 plugin_built_or_fail
 scratch
 
-printf %s "blk-pw" > "$tmp/pw"
-truncate -s 32M "$tmp/luks2.img"
-luks_format luks2 "$tmp/luks2.img" blk-pw --sector-size 4096
-loop=$(losetup -f --show "$tmp/luks2.img" 2>"$tmp/losetup.err") \
-  || skip "losetup cannot attach a loop device here: $(cat "$tmp/losetup.err")"
-cleanup_fn "losetup -d '$loop' 2>/dev/null"
-echo "using $loop"
+loop_luks2_image
 
 # A device in use is refused for writing, as the kernel refuses a second
 # exclusive opener (a mount, device-mapper): another program holds it
