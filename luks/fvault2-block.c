@@ -110,6 +110,10 @@ parse_size_block (const uint8_t *block, struct fvault2_layout *l,
     return -1;
   }
   l->volume_size = strtoull (digits, NULL, 16);
+  /* The text is the image's: quoted in one line of printable bytes. */
+  for (n = 0; digits[n]; n++)
+    if (digits[n] < ' ' || digits[n] > '~')
+      digits[n] = '?';
   if (l->volume_size == 0 || l->volume_size == ULLONG_MAX)
     snprintf (why, why_size, "volume size '%.32s' in its metadata is not "
               "valid", digits);
