@@ -44,6 +44,9 @@ struct luks_info
   char uuid[40];               /* header UUID, with dashes (FileVault2:
                                   the logical volume family's) */
   int key_slot;                /* the slot that opened */
+  uint32_t key_slots;          /* bit N set: keyslot N is in use
+                                  (LUKS1 has 8, LUKS2 32); 0 for
+                                  FileVault2 */
 };
 
 /* Loads the header (for LUKS_DETECT, after finding the format by its
@@ -58,6 +61,13 @@ struct luks_info
  * 0, as cryptsetup says).  Returns 0 or -1. */
 int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,
                  struct crypt_table *t, struct luks_info *info);
+
+/* KEY_SLOTS (struct luks_info's mask) as the slot numbers in ascending
+ * order, SEP between them ("0 1", "0,1"), into BUF; "" for none.  96
+ * bytes hold any mask with a one-character SEP. */
+#define LUKS_KEY_SLOT_LIST_SIZE 96
+void luks_key_slot_list (uint32_t key_slots, const char *sep, char *buf,
+                         size_t buf_size);
 
 /* Returns 1 when PATH starts with LUKS magic, with *DATA_OFFSET the byte
  * offset where the header says its data begins (0 when the header does

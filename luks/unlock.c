@@ -186,6 +186,52 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
   return 0;
 }
 
+/* The keyslots in use, as a bit mask: what cryptsetup luksDump lists
+ * (LUKS1: "Key Slot N: ENABLED"; LUKS2: every slot under "Keyslots:",
+ * unbound ones excepted, which cannot open the data). */
+static uint32_t
+slots_in_use (struct crypt_device *cd)
+{
+  int max = crypt_keyslot_max (crypt_get_type (cd)), i;
+  uint32_t mask = 0;
+
+  for (i = 0; i < max && i < 32; i++)
+    switch (crypt_keyslot_status (cd, i))
+      {
+      case CRYPT_SLOT_ACTIVE:
+      case CRYPT_SLOT_ACTIVE_LAST:
+        mask |= UINT32_C (1) << i;
+        break;
+      default:
+        break;
+      }
+  return mask;
+}
+
+void
+luks_key_slot_list (uint32_t key_slots, const char *sep, char *buf,
+                    size_t buf_size)
+{
+  size_t n = 0;
+  int i;
+
+  buf[0] = '\0';
+  for (i = 0; i < 32 && n < buf_size; i++)
+    if (key_slots & (UINT32_C (1) << i))
+      n += snprintf (buf + n, buf_size - n, "%s%d", n ? sep : "", i);
+}
+
+static void
+debug_slots (const struct luks_info *info)
+{
+  char list[LUKS_KEY_SLOT_LIST_SIZE];
+
+  luks_key_slot_list (info->key_slots, " ", list, sizeof list);
+  nbdkit_debug ("%s keyslots in use: %s", info->type, list);
+  /* cryptsetup -v open's own words. */
+  nbdkit_debug ("Key slot %d unlocked.", info->key_slot);
+}
+
 static void
 fill_info (struct crypt_device *cd, int key_slot, struct luks_info *info)
 {
@@ -196,6 +242,11 @@ fill_info (struct crypt_device *cd, int key_slot, struct luks_info *info)
   snprintf (info->type, sizeof info->type, "%s", type);
   snprintf (info->uuid, sizeof info->uuid, "%s", uuid ? uuid : "");
   info->key_slot = key_slot;
+  if (info->version != 0)
+    {
+      info->key_slots = slots_in_use (cd);
+      debug_slots (info);
+    }
 }
 
 int

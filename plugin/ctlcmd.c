@@ -71,6 +71,20 @@ add_uuid (struct ctl_message *rep)
             control_name ());
 }
 
+/* The keyslot that opened and those in use ("0,1"), for info -o
+ * keyslot,keyslots; LUKS only: FileVault2 and plain have none. */
+static void
+add_key_slots (struct ctl_message *rep)
+{
+  char list[LUKS_KEY_SLOT_LIST_SIZE];
+
+  if (!volume.is_luks || volume.luks.version == 0)
+    return;
+  luks_key_slot_list (volume.luks.key_slots, ",", list, sizeof list);
+  ctl_addf (rep, "key_slot", "%d", volume.luks.key_slot);
+  ctl_add (rep, "key_slots", list);
+}
+
 static int
 cmd_info (const struct ctl_message *req, struct ctl_message *rep)
 {
@@ -82,6 +96,7 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   ctl_add (rep, "type", volume_type ());
   ctl_add (rep, "image", volume.image);
   add_uuid (rep);
+  add_key_slots (rep);
   ctl_addf (rep, "suspended", "%d", s.suspended);
   ctl_addf (rep, "readonly", "%d", s.readonly);
   ctl_addf (rep, "live", "%d", 1);

@@ -216,21 +216,34 @@ doc_run ()  # doc_run DOC MODE
 }
 
 # FUSE as an ordinary user needs /dev/fuse and a working fusermount3; in a
-# container it may be there and still not mount.  Skips with the reason.
-requires_fuse ()
+# container it may be there and still not mount.  Prints why FUSE cannot
+# be used and returns 1, or returns 0.
+fuse_why_not ()
 {
-  local fuse_pid mnt=$tmp/fuse-probe
-  requires_cmd nbdfuse fusermount3
-  [ -r /dev/fuse ] && [ -w /dev/fuse ] \
-    || skip "/dev/fuse is not usable by $(id -un) (nbdfuse needs FUSE)"
-  mkdir "$mnt"
+  local fuse_pid mnt=$tmp/fuse-probe c
+  for c in nbdfuse fusermount3; do
+    command -v "$c" >/dev/null || { echo "$c is not installed"; return 1; }
+  done
+  [ -r /dev/fuse ] && [ -w /dev/fuse ] || {
+    echo "/dev/fuse is not usable by $(id -un) (nbdfuse needs FUSE)"
+    return 1; }
+  mkdir -p "$mnt"
   nbdfuse -P "$tmp/fuse-probe.pid" "$mnt" [ nbdkit memory 1M ] \
     2>"$tmp/fuse-probe.log" &
   fuse_pid=$!
   if ! fuse_wait_ready $fuse_pid "$tmp/fuse-probe.pid"; then
     kill $fuse_pid 2>/dev/null; wait $fuse_pid
-    skip "nbdfuse cannot mount here: $(head -n1 "$tmp/fuse-probe.log")"
+    echo "nbdfuse cannot mount here: $(head -n1 "$tmp/fuse-probe.log")"
+    return 1
   fi
-  fusermount3 -u "$mnt" || fail "cannot unmount the FUSE probe"
+  fusermount3 -u "$mnt" || { echo "cannot unmount the FUSE probe"; return 1; }
   wait $fuse_pid
+  rm -f "$tmp/fuse-probe.pid"
+}
+
+# Skips, with the reason, unless FUSE mounts here.
+requires_fuse ()
+{
+  local why
+  why=$(fuse_why_not) || skip "$why"
 }

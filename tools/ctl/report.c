@@ -84,6 +84,9 @@ static const struct field fields[] = {
   { "open", "Open", 4, true, "open" },
   { "segments", "Targ", 4, true, "targets" },
   { "events", "Event", 6, true, "event" },
+  /* dmcrypt's own: the LUKS keyslot that opened, and those in use. */
+  { "keyslot", "KeySlot", 7, true, "key_slot" },
+  { "keyslots", "KeySlots", 8, false, "key_slots" },
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
