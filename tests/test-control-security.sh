@@ -48,7 +48,7 @@ bad ()
 {
   local reply
   reply=$(send "$1") || fail "client crashed on $1"
-  if [ -n "$2" ] && ! echo "$reply" | grep -qx "$2"; then
+  if [ -n "$2" ] && ! grep -qx "$2" <<< "$reply"; then
     fail "$1: reply '$reply', wanted '$2'"
   fi
   ctl info v > /dev/null || fail "the server stopped answering after $1"
@@ -119,8 +119,8 @@ except OSError:
     pass
 print(s.recv(65536).decode())
 " "$tmp/open/w.sock") || fail "the nobody client failed"
-echo "$reply" | grep -qx 'errno 13' || fail "another uid was served: $reply"
-echo "$reply" | grep -q "$key" && fail "a key went to another uid"
+grep -qx "errno 13" <<< "$reply" || fail "another uid was served: $reply"
+grep -q "$key" <<< "$reply" && fail "a key went to another uid"
 echo "ok: the server refuses a client of another uid"
 
 # A server of another uid (anyone can make a socket): dmcryptctl, as
