@@ -17,7 +17,9 @@
 #                                  kernel's console in DIR/console;
 #                                  returns the script's exit status
 #
-# KERNEL_QEMU_ARGS adds QEMU arguments to every boot (a network, say).
+# The array kernel_qemu_args adds QEMU arguments to the next boots (a
+# network, say).
+kernel_qemu_args=()
 
 kernel_dir="$srcdir/kernel"
 
@@ -208,6 +210,21 @@ _kernel_qemu_base ()
          -append "console=ttyS0 panic=-1 quiet loglevel=4")
 }
 
+# A QEMU user network without any route out (restrict=on) whose TCP
+# connections to 10.0.2.100:PORT reach the Unix socket SOCK on the host;
+# the guest's eth0 is 10.0.2.15.
+kernel_guestfwd ()  # kernel_guestfwd PORT SOCK [PORT SOCK ...]
+{
+  local fwd=""
+  requires_cmd socat
+  while [ $# -ge 2 ]; do
+    fwd+=",guestfwd=tcp:10.0.2.100:$1-cmd:socat STDIO UNIX-CONNECT:${2//,/,,}"
+    shift 2
+  done
+  kernel_qemu_args+=(-netdev "user,id=net0,restrict=on$fwd"
+                     -device virtio-net-pci,netdev=net0)
+}
+
 # Sets kaccel: "-accel kvm -cpu host" when a trial boot under KVM runs a
 # script, else "-accel tcg -cpu max".  A failing KVM guest may hang
 # silently, so the trial has 20 s, and its verdict is kept in the cache
@@ -294,8 +311,7 @@ kernel_boot ()  # kernel_boot DIR SCRIPT [DRIVE...]
   for img; do
     kqemu+=(-drive "file=$img,format=raw,if=virtio,cache=writeback")
   done
-  # shellcheck disable=SC2206
-  [ -n "${KERNEL_QEMU_ARGS:-}" ] && kqemu+=($KERNEL_QEMU_ARGS)
+  kqemu+=("${kernel_qemu_args[@]}")
   _kernel_run_qemu "$d" "${KERNEL_BOOT_TIMEOUT:-600}"
   rc=$?
   rm -f "$d/initrd" "$extra"
