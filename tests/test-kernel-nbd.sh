@@ -71,7 +71,7 @@ fs ()  # fs NAME DEV PORT MKFS-OPTIONS NBD-CLIENT-OPTIONS...
   mount -t ext4 "$dev" "/mnt/$name" || return 1
   cp /guest/f1 /guest/f2 /guest/f3 "/mnt/$name/" || return 1
   mkdir "/mnt/$name/dir"
-  dd if=/guest/f1 of="/mnt/$name/dir/direct" bs=4096 oflag=direct \
+  dd if=/guest/f1 of="/mnt/$name/dir/direct" bs=65536 oflag=direct \
     conv=fsync status=none || return 1
   dd if=/guest/big of="/mnt/$name/dir/gone" bs=65536 conv=fsync \
     status=none || return 1
