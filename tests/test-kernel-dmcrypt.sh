@@ -260,10 +260,10 @@ for c in "${cases[@]}"; do
       || why="info: kernel '$(g info | info_fields | tr '\n' ';')', dmcryptctl '$(info_fields < "$name.ctl-info" | tr '\n' ';')'"
   fi
   if [ -z "$why" ]; then
-    echo "PASS: kernel $kver: $name"
+    report "PASS: kernel $kver: $name"
     npass=$(( npass + 1 ))
   else
-    echo "FAIL: kernel $kver: $name: $why"
+    report "FAIL: kernel $kver: $name: $why"
     nfail=$(( nfail + 1 ))
   fi
 done

@@ -170,9 +170,9 @@ for n in "${names[@]}"; do
     rm -f plain.img
   fi
   if [ -z "$why" ]; then
-    echo "PASS: kernel $kver: nbd-client $n"
+    report "PASS: kernel $kver: nbd-client $n"
   else
-    echo "FAIL: kernel $kver: nbd-client $n: $why"
+    report "FAIL: kernel $kver: nbd-client $n: $why"
     nfail=$(( nfail + 1 ))
   fi
 done

@@ -267,7 +267,7 @@ kernel_setup ()
   kernel_fetch
   kernel_initramfs
   kernel_accel
-  echo "kernel: $kver ($kpkg $kpkgver), ${kaccel[*]}"
+  report "kernel $kver ($kpkg $kpkgver), ${kaccel[*]}"
 }
 
 # Runs kqemu for at most SECONDS; stops it early when KVM failed (QEMU
