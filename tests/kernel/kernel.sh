@@ -15,7 +15,11 @@
 #                                  DRIVE (an image) as /dev/vda, vdb ...;
 #                                  the guest's output in DIR/out, the
 #                                  kernel's console in DIR/console;
-#                                  returns the script's exit status
+#                                  returns the script's exit status,
+#                                  125 if the guest did not finish
+#   kernel_guestfwd PORT SOCK ...  a network for the next boots in which
+#                                  10.0.2.100:PORT is the host's Unix
+#                                  socket SOCK
 #
 # The array kernel_qemu_args adds QEMU arguments to the next boots (a
 # network, say).
@@ -91,8 +95,10 @@ kernel_fetch ()
             apt-get update -qq >/dev/null 2>&1
             (cd "$kcache/dl" && apt-get download "$kpkg=$kpkgver") \
               >"$log" 2>&1 || exit 3
-          else
+          elif _kernel_lists_stale; then
             exit 4
+          else
+            exit 3
           fi
         fi
         mv "$kcache"/dl/*.deb "$deb" || exit 3
@@ -112,9 +118,9 @@ kernel_fetch ()
       0) ;;
       3) skip "apt-get download $kpkg failed: $(grep -m1 '^E:' \
                  "$kcache/download.log")" ;;
-      4) skip "apt-get download $kpkg failed (stale package lists?" \
-              "as root: apt-get update): $(grep -m1 '^E:' \
-              "$kcache/download.log")" ;;
+      4) skip "apt-get download $kpkg failed, the package lists are" \
+              "older than a week (as root: apt-get update): $(grep -m1 \
+              '^E:' "$kcache/download.log")" ;;
       *) fail "cannot unpack $kpkg" ;;
     esac
   fi
