@@ -125,7 +125,6 @@ for c in "${cases[@]}"; do
         offset)  host_args[$name]=$(host_table "$ivoff" $(( off + ss / 512 ))) ;;
         *)       host_args[$name]=$(host_table "$ivoff" "$off") ;;
       esac
-      read_args[$name]=${host_args[$name]}
       [ "$m" = read-iv ] \
         && read_args[$name]=$(host_table $(( ivoff + ss / 512 )) "$off")
       size[$name]=$(( len * 512 )) ;;
@@ -140,17 +139,16 @@ for c in "${cases[@]}"; do
         new_drive "$name.hdr"
         guest_open[$name]="cryptsetup open --disable-keyring --key-file /guest/pw --header $dev $data $name"
         host_args[$name]="file=$name.img header=$name.hdr passphrase=+pw"
-        read_args[$name]=${host_args[$name]}
       else
         luks_format "$kind" "$name.img" "$pw" $fmt || fail "$name: luksFormat"
         new_drive "$name.img"
         guest_open[$name]="cryptsetup open --disable-keyring --key-file /guest/pw $dev $name"
         host_args[$name]="file=$name.img passphrase=+pw"
-        read_args[$name]=${host_args[$name]}
       fi
       guest_close[$name]="cryptsetup close $name"
       size[$name]=$(( data_mib * 1048576 )) ;;
   esac
+  read_args[$name]=${read_args[$name]:-${host_args[$name]}}
 done
 
 # serve NAME CMD [ARGS]: CMD against dmcrypt's mapping of case NAME
