@@ -151,24 +151,27 @@ _kernel_initramfs_files ()
     else lib=$(readlink -f "$path"); echo "$lib $path"; fi
   done
   mdir=$ktree/lib/modules/$kver
-  for m in "${kernel_module_dirs[@]}"; do
-    (cd "$mdir" && find "$m" -name '*.ko')
-  done > "$kcache/modules.want"
-  for m in "${kernel_modules[@]}"; do
-    awk -v m="$m" '{ n = $1; sub(/:$/, "", n); b = n; sub(/.*\//, "", b);
-                     sub(/\.ko.*/, "", b); gsub(/_/, "-", b);
-                     t = m; gsub(/_/, "-", t) }
-                   b == t { print n; for (i = 2; i <= NF; i++) print $i }' \
-      "$mdir/modules.dep"
-  done >> "$kcache/modules.want"
-  sort -u "$kcache/modules.want" | while read -r m; do
+  {
+    for m in "${kernel_module_dirs[@]}"; do
+      (cd "$mdir" && find "$m" -name '*.ko')
+    done
+    for m in "${kernel_modules[@]}"; do
+      awk -v m="$m" '{ n = $1; sub(/:$/, "", n); b = n; sub(/.*\//, "", b);
+                       sub(/\.ko.*/, "", b); gsub(/_/, "-", b);
+                       t = m; gsub(/_/, "-", t) }
+                     b == t { print n; for (i = 2; i <= NF; i++) print $i }' \
+        "$mdir/modules.dep"
+    done
+  } | sort -u | while read -r m; do
     echo "$mdir/$m /lib/modules/$kver/$m"
   done
   echo "/bin/busybox /bin/busybox"
 }
 
 # Sets kinitrd: the cached initramfs (newc, gzip), rebuilt when the
-# kernel, a host file it holds or this harness changes.
+# kernel, a host file it holds or this harness changes.  Checkouts of
+# other versions may share the cache: others' initramfs files go only
+# when unused for a day.
 kernel_initramfs ()
 {
   local files key stage src dest
@@ -180,8 +183,12 @@ kernel_initramfs ()
            awk '{ print $1 }' <<<"$files" | xargs stat -L -c '%n %s %Y'; } \
          | sha256sum | cut -c1-16)
   kinitrd=$kcache/initramfs-$kver-$key.cpio.gz
-  [ -s "$kinitrd" ] && return 0
+  if [ -s "$kinitrd" ]; then
+    touch "$kinitrd"
+    return 0
+  fi
   stage=$(mktemp -d "$kcache/stage.XXXXXX")
+  cleanup_fn "rm -rf '$stage'"
   while read -r src dest; do
     mkdir -p "$stage${dest%/*}"
     cp -L "$src" "$stage$dest" || fail "initramfs: cp $src"
@@ -200,12 +207,13 @@ kernel_initramfs ()
   ln -s ../bin "$stage/usr/bin"; ln -s ../bin "$stage/usr/sbin"
   [ -e "$stage/lib64" ] || ln -s lib "$stage/lib64"
   mkdir -p "$stage"/{proc,sys,dev,guest,etc}
-  (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) \
-    > "$kinitrd.new" || fail "initramfs: cpio"
-  mv "$kinitrd.new" "$kinitrd"
+  (cd "$stage" && find . -path ./initramfs -prune -o -print \
+     | cpio -o -H newc --quiet | gzip -1) > "$stage/initramfs" \
+    || fail "initramfs: cpio"
+  mv "$stage/initramfs" "$kinitrd"
   rm -rf "$stage"
   find "$kcache" -maxdepth 1 -name 'initramfs-*.cpio.gz' \
-    ! -name "${kinitrd##*/}" -delete
+    ! -name "${kinitrd##*/}" -mtime +0 -delete
 }
 
 # QEMU's command without drives, ports or initrd, into kqemu (an array).
