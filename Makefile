@@ -3,6 +3,7 @@
 #   make            plugin/nbdkit-dmcrypt-plugin.so and tools/
 #   make check      install missing Debian packages (as root), build, test
 #   make check-filter  the same suite through the filter (filter/)
+#   make check-kernel  the real-kernel tests only (docs/kernel-tests.md)
 #   make demo       make a LUKS2 demo image, serve it, write and read it
 #   make install    put the plugin in nbdkit's plugin directory
 #   make bench      benchmarks against the unencrypted export and peers
@@ -53,7 +54,8 @@ BINDIR    ?= /usr/local/bin
 
 .SECONDARY: $(STUBS)
 
-.PHONY: all check check-user check-filter check-unit demo install bench lab deps clean \
+.PHONY: all check check-user check-filter check-unit check-kernel demo install \
+        bench lab deps clean \
         check-asan \
         check-tsan man fuzz fuzz-smoke fuzz-build
 
@@ -138,6 +140,11 @@ check-filter: deps
 
 check-unit: all
 	@tests/run-tests.sh unit
+
+# Debian's kernel in QEMU: dm-crypt and the NBD client against dmcrypt.
+check-kernel: deps
+	$(MAKE) all
+	@tests/run-tests.sh test-kernel-
 
 check-asan: deps
 	$(MAKE) clean

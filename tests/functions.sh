@@ -26,6 +26,9 @@ _run_cleanups ()
 trap _run_cleanups EXIT
 
 skip () { echo "SKIP: $*"; exit 77; }
+# A line for the suite's own output: tests/run-tests.sh prints a test's
+# REPORT lines under its verdict (the kernel tests name each case so).
+report () { echo "REPORT: $*"; }
 fail () { echo "FAIL: $*" >&2; exit 1; }
 
 requires () { "$@" >/dev/null 2>&1 || skip "requires: $*"; }

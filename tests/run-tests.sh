@@ -36,6 +36,7 @@ for t in "${tests[@]}"; do
         printf 'FAIL: %s (exit %s, %ss)\n' "$name" "$rc" "$secs"
         tail -n 25 "$log" | sed 's/^/    | /' ;;
   esac
+  sed -n 's/^REPORT: /    /p' "$log"
 done
 rm -rf "$logdir"
 if [ $skipn -gt 0 ]; then

@@ -23,6 +23,9 @@ chown -R "$uid:$gid" "$work/home"
 chmod -R a+rX "$work/main"
 echo "check-user: running the suite as $user ($uid) in $work/main"
 cd "$work/main" || exit 1
+# The real-kernel tests' cache (the kernel package, its initramfs) is
+# the user's own and outlives the scratch home.
 setpriv --reuid="$uid" --regid="$gid" --clear-groups \
   env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" \
-      TMPDIR=/tmp LANG=C.UTF-8 tests/run-tests.sh "$@"
+      TMPDIR=/tmp LANG=C.UTF-8 DMCRYPT_KERNEL_CACHE="/tmp/dmcrypt-kernel-$uid" \
+      tests/run-tests.sh "$@"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dmcrypt needs to build, test, demo and
 # benchmark.  Each need is probed for itself (a command, a pkg-config
-# module, a Python module, clang's fuzzer runtime) and mapped to the
-# Debian 12 package that provides it: package names alone mislead
-# (nbdfuse, for one, is shipped by libnbd-bin), and asking dpkg about a
-# name no package carries made every run reinstall.
+# module, a Python module, clang's fuzzer runtime, a static binary) and
+# mapped to the Debian 12 package that provides it: package names alone
+# mislead (nbdfuse, for one, is shipped by libnbd-bin), and asking dpkg
+# about a name no package carries made every run reinstall.
 #
 #   tools/install-deps.sh          as root: install what is missing;
 #                                  otherwise: name it on one line, exit 0
@@ -68,6 +68,15 @@ needs=(
   "cmd xz xz-utils"
   "cmd setpriv util-linux"
   "cmd ps procps"
+  # the real-kernel tests: Debian's kernel in QEMU on an initramfs of
+  # busybox-static and the host's tools (tests/kernel/kernel.sh)
+  "cmd qemu-system-x86_64 qemu-system-x86"
+  "static /bin/busybox busybox-static"
+  "cmd dmsetup dmsetup"
+  "cmd nbd-client nbd-client"
+  "cmd socat socat"
+  "cmd depmod kmod"
+  "cmd cpio cpio"
   # the Python oracles and stress clients
   "file $debian_python python3"
   "py cryptography python3-cryptography"
@@ -116,6 +125,7 @@ present ()  # present KIND NEED
   case $1 in
     cmd)    type -P "$2" >/dev/null ;;
     file)   [ -x "$2" ] ;;
+    static) [ -x "$2" ] && ! ldd "$2" >/dev/null 2>&1 ;;
     pc)     has_pc "$2" ;;
     py)     "$debian_python" -c "import $2" >/dev/null 2>&1 ;;
     fuzzer) has_fuzzer_runtime ;;
