@@ -58,7 +58,8 @@ derive (const struct luks_own_keyslot *ks, const char *secret,
 {
   if (strcmp (ks->kdf, CRYPT_KDF_PBKDF2) == 0)
     return luks_pbkdf2 (ks->kdf_hash, secret, secret_bytes, ks->salt,
-                        ks->salt_bytes, ks->iterations, key, ks->area_key_bytes);
+                        ks->salt_bytes, ks->iterations, key,
+                        ks->area_key_bytes);
   return luks_argon2 (ks->kdf, secret, secret_bytes, ks->salt,
                       ks->salt_bytes, ks->iterations, ks->memory_kib,
                       ks->threads, key, ks->area_key_bytes);
