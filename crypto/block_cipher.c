@@ -2,17 +2,16 @@
  * (crypto/aes_generic.c, camellia_generic.c, blowfish_common.c,
  * serpent_generic.c, twofish_common.c, …).  Serpent and Twofish come
  * from libgcrypt: OpenSSL 3.0 has neither. */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <openssl/err.h>
-#include <openssl/provider.h>
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "block_cipher.h"
 #include "gcrypt_provider.h"
+#include "legacy_libctx.h"
 
 #define KEY_BIT(n) (UINT64_C (1) << (n))
 /* Every size from LO to HI bytes inclusive, HI < 63. */
@@ -79,34 +78,6 @@ block_cipher_key_sizes_text (const struct block_cipher *bc, unsigned factor,
                       i == 0 ? "" : i + 1 == n ? " or " : ", ", sizes[i]);
 }
 
-/* OpenSSL 3 keeps Blowfish, CAST5, DES and SEED in the legacy provider.
- * Loading it into a private library context leaves the process's default
- * context (and whoever else uses it) untouched. */
-static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
-static OSSL_LIB_CTX *legacy_libctx;
-
-static void
-load_legacy (void)
-{
-  OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new ();
-
-  if (libctx == NULL)
-    return;
-  if (OSSL_PROVIDER_load (libctx, "legacy") == NULL) {
-    OSSL_LIB_CTX_free (libctx);
-    ERR_clear_error ();
-    return;
-  }
-  legacy_libctx = libctx;
-}
-
-static OSSL_LIB_CTX *
-get_legacy_libctx (void)
-{
-  pthread_once (&legacy_once, load_legacy);
-  return legacy_libctx;
-}
-
 EVP_CIPHER *
 block_cipher_fetch (const struct block_cipher *bc, const char *mode,
                     size_t key_bytes)
@@ -128,7 +99,7 @@ block_cipher_fetch (const struct block_cipher *bc, const char *mode,
     return NULL;
   }
   if (bc->lib == LIB_OPENSSL_LEGACY) {
-    libctx = get_legacy_libctx ();
+    libctx = legacy_libctx_get ();
     if (libctx == NULL) {
       nbdkit_error ("unsupported cipher: %s (OpenSSL's legacy provider "
                     "does not load)", bc->name);
@@ -195,7 +166,7 @@ block_cipher_fetch_digest (const char *name)
   OSSL_LIB_CTX *libctx;
   EVP_MD *md = EVP_MD_fetch (NULL, name, NULL);
 
-  if (md == NULL && (libctx = get_legacy_libctx ()) != NULL)
+  if (md == NULL && (libctx = legacy_libctx_get ()) != NULL)
     md = EVP_MD_fetch (libctx, name, NULL);
   ERR_clear_error ();
   return md;

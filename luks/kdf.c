@@ -1,9 +1,8 @@
 /* Key derivation for our own keyslot unlock (keyslot.c): PBKDF2 from
  * OpenSSL and Argon2 from libargon2, the two that LUKS uses.  PBKDF2
- * runs in a private library context holding OpenSSL's default and
- * legacy providers, since LUKS1 headers name Whirlpool and RIPEMD-160,
- * which only the legacy one has. */
-#include <pthread.h>
+ * runs in the library context of crypto/legacy_libctx.h, since LUKS1
+ * headers name Whirlpool and RIPEMD-160, which only the legacy provider
+ * has. */
 #include <string.h>
 #include <strings.h>
 
@@ -12,41 +11,24 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
-#include <openssl/provider.h>
 
 #include "../common/log.h"
+#include "../crypto/legacy_libctx.h"
 #include "internal.h"
 
-static pthread_once_t libctx_once = PTHREAD_ONCE_INIT;
-static OSSL_LIB_CTX *kdf_libctx;
-
-static void
-make_libctx (void)
+/* Without the legacy provider only its hashes are missing: the
+ * process's default context still has PBKDF2 and the SHA family. */
+static OSSL_LIB_CTX *
+kdf_libctx (void)
 {
-  OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new ();
-
-  if (libctx == NULL)
-    return;
-  if (OSSL_PROVIDER_load (libctx, "default") == NULL) {
-    OSSL_LIB_CTX_free (libctx);
-    ERR_clear_error ();
-    return;
-  }
-  /* Without it only the legacy hashes are missing. */
-  OSSL_PROVIDER_load (libctx, "legacy");
-  ERR_clear_error ();
-  kdf_libctx = libctx;
+  return legacy_libctx_get ();
 }
 
 EVP_MD *
 luks_kdf_fetch_hash (const char *name)
 {
-  EVP_MD *md;
+  EVP_MD *md = EVP_MD_fetch (kdf_libctx (), name, NULL);
 
-  pthread_once (&libctx_once, make_libctx);
-  if (kdf_libctx == NULL)
-    return NULL;
-  md = EVP_MD_fetch (kdf_libctx, name, NULL);
   ERR_clear_error ();
   return md;
 }
@@ -62,9 +44,7 @@ luks_pbkdf2 (const char *hash, const void *secret, size_t secret_bytes,
   int pkcs5 = 1;
   int r = -1;
 
-  pthread_once (&libctx_once, make_libctx);
-  if (kdf_libctx != NULL)
-    kdf = EVP_KDF_fetch (kdf_libctx, OSSL_KDF_NAME_PBKDF2, NULL);
+  kdf = EVP_KDF_fetch (kdf_libctx (), OSSL_KDF_NAME_PBKDF2, NULL);
   if (kdf != NULL)
     kctx = EVP_KDF_CTX_new (kdf);
   if (kctx == NULL) {
