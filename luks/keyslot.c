@@ -109,18 +109,22 @@ luks_own_keyslot_open (const char *path, const struct luks_own_keyslot *ks,
   size_t split_bytes = key_bytes * ks->stripes;
   size_t area_bytes = (split_bytes + AREA_SECTOR_BYTES - 1) /
     AREA_SECTOR_BYTES * AREA_SECTOR_BYTES;
-  uint8_t *key = secmem_alloc (ks->area_key_bytes);
-  uint8_t *split = secmem_alloc (area_bytes);
+  uint8_t *key = NULL, *split = NULL;
   int r = -1;
 
-  if (key == NULL || split == NULL) {
-    nbdkit_error ("secmem_alloc: %m");
-    goto out;
-  }
-  if (ks->stripes == 0 || area_bytes > ks->area_bytes) {
+  /* Before any allocation: a hostile header's stripe count must not
+   * size one. */
+  if (ks->stripes == 0 || split_bytes / ks->stripes != key_bytes ||
+      area_bytes > ks->area_bytes) {
     nbdkit_error ("keyslot %d: %u stripes of a %zu-byte key do not fit "
                   "its %zu-byte area", ks->slot, ks->stripes, key_bytes,
                   ks->area_bytes);
+    return -1;
+  }
+  key = secmem_alloc (ks->area_key_bytes);
+  split = secmem_alloc (area_bytes);
+  if (key == NULL || split == NULL) {
+    nbdkit_error ("secmem_alloc: %m");
     goto out;
   }
   if (derive (ks, secret, secret_bytes, key) == -1 ||

@@ -81,6 +81,7 @@ fill_digest (json_object *digests, int slot, struct luks_own_digest *d)
 {
   char name[16];
   json_object *slots, *iter;
+  const char *listed;
   size_t i;
   int n;
 
@@ -89,10 +90,11 @@ fill_digest (json_object *digests, int slot, struct luks_own_digest *d)
     (void) key;
     if (!json_object_object_get_ex (jd, "keyslots", &slots))
       continue;
-    for (i = 0; i < json_object_array_length (slots); i++)
-      if (strcmp (json_object_get_string (json_object_array_get_idx
-                                          (slots, i)), name) == 0)
+    for (i = 0; i < json_object_array_length (slots); i++) {
+      listed = json_object_get_string (json_object_array_get_idx (slots, i));
+      if (listed != NULL && strcmp (listed, name) == 0)
         goto found;
+    }
     continue;
   found:
     if (strcmp (str_at (jd, "type") ? str_at (jd, "type") : "",
