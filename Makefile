@@ -14,9 +14,10 @@
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
 SANFLAGS ?=
-PKGS      = nbdkit libcryptsetup libcrypto json-c
+PKGS      = nbdkit libcryptsetup libcrypto libgcrypt libargon2 json-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs libcryptsetup libcrypto json-c 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs libcryptsetup libcrypto libgcrypt \
+                libargon2 json-c 2>/dev/null)
 NBD_CFLAGS := $(shell pkg-config --cflags libnbd 2>/dev/null)
 NBD_LIBS   := $(shell pkg-config --libs libnbd 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \

@@ -1,32 +1,44 @@
 /* Kernel cipher names → OpenSSL ciphers, with the kernel's key size rules
- * (crypto/aes_generic.c, camellia_generic.c, blowfish_common.c, …). */
-#include <pthread.h>
+ * (crypto/aes_generic.c, camellia_generic.c, blowfish_common.c,
+ * serpent_generic.c, twofish_common.c, …).  Serpent and Twofish come
+ * from libgcrypt: OpenSSL 3.0 has neither. */
 #include <stdio.h>
 #include <string.h>
 
 #include <openssl/err.h>
-#include <openssl/provider.h>
 
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "block_cipher.h"
+#include "gcrypt_provider.h"
+#include "legacy_libctx.h"
 
 #define KEY_BIT(n) (UINT64_C (1) << (n))
 /* Every size from LO to HI bytes inclusive, HI < 63. */
 #define KEY_RANGE(lo, hi) ((KEY_BIT ((hi) + 1) - 1) & ~(KEY_BIT (lo) - 1))
 #define KEYS_AES (KEY_BIT (16) | KEY_BIT (24) | KEY_BIT (32))
 
+#define STD LIB_OPENSSL
+#define LEGACY LIB_OPENSSL_LEGACY
+#define GCRYPT LIB_GCRYPT
 static const struct block_cipher ciphers[] = {
-  { "aes",         "AES",      true,  false, 16, KEYS_AES },
-  { "camellia",    "CAMELLIA", true,  false, 16, KEYS_AES },
-  { "aria",        "ARIA",     true,  false, 16, KEYS_AES },
-  { "sm4",         "SM4",      false, false, 16, KEY_BIT (16) },
-  { "des3_ede",    "DES-EDE3", false, false,  8, KEY_BIT (24) },
-  { "des",         "DES",      false, true,   8, KEY_BIT (8) },
-  { "blowfish",    "BF",       false, true,   8, KEY_RANGE (4, 56) },
-  { "cast5",       "CAST5",    false, true,   8, KEY_RANGE (5, 16) },
-  { "seed",        "SEED",     false, true,  16, KEY_BIT (16) },
-  { "cipher_null", NULL,       false, false,  1, KEY_BIT (0) },
+  { "aes",         "AES",      true,  STD,    16, KEYS_AES, 0 },
+  { "camellia",    "CAMELLIA", true,  STD,    16, KEYS_AES, 0 },
+  { "aria",        "ARIA",     true,  STD,    16, KEYS_AES, 0 },
+  { "sm4",         "SM4",      false, STD,    16, KEY_BIT (16), 0 },
+  { "des3_ede",    "DES-EDE3", false, STD,     8, KEY_BIT (24), 0 },
+  { "des",         "DES",      false, LEGACY,  8, KEY_BIT (8), 0 },
+  { "blowfish",    "BF",       false, LEGACY,  8, KEY_RANGE (4, 56), 0 },
+  { "cast5",       "CAST5",    false, LEGACY,  8, KEY_RANGE (5, 16), 0 },
+  { "seed",        "SEED",     false, LEGACY, 16, KEY_BIT (16), 0 },
+  /* The kernel pads a short Serpent key as the cipher's authors say
+   * (a 1 bit, then zeros), and so does libgcrypt; an empty key is left
+   * out, as it would mean "no key" to EVP. */
+  { "serpent",     "SERPENT",  false, GCRYPT, 16, KEY_RANGE (1, 32), 0 },
+  /* libgcrypt has no 192-bit Twofish. */
+  { "twofish",     "TWOFISH",  false, GCRYPT, 16, KEYS_AES,
+    KEY_BIT (16) | KEY_BIT (32) },
+  { "cipher_null", NULL,       false, STD,     1, KEY_BIT (0), 0 },
 };
 
 const struct block_cipher *
@@ -66,34 +78,6 @@ block_cipher_key_sizes_text (const struct block_cipher *bc, unsigned factor,
                       i == 0 ? "" : i + 1 == n ? " or " : ", ", sizes[i]);
 }
 
-/* OpenSSL 3 keeps Blowfish, CAST5, DES and SEED in the legacy provider.
- * Loading it into a private library context leaves the process's default
- * context (and whoever else uses it) untouched. */
-static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
-static OSSL_LIB_CTX *legacy_libctx;
-
-static void
-load_legacy (void)
-{
-  OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new ();
-
-  if (libctx == NULL)
-    return;
-  if (OSSL_PROVIDER_load (libctx, "legacy") == NULL) {
-    OSSL_LIB_CTX_free (libctx);
-    ERR_clear_error ();
-    return;
-  }
-  legacy_libctx = libctx;
-}
-
-static OSSL_LIB_CTX *
-get_legacy_libctx (void)
-{
-  pthread_once (&legacy_once, load_legacy);
-  return legacy_libctx;
-}
-
 EVP_CIPHER *
 block_cipher_fetch (const struct block_cipher *bc, const char *mode,
                     size_t key_bytes)
@@ -108,19 +92,33 @@ block_cipher_fetch (const struct block_cipher *bc, const char *mode,
   else
     snprintf (name, sizeof name, "%s-%s", bc->ossl_stem, mode);
 
-  if (bc->legacy) {
-    libctx = get_legacy_libctx ();
+  if (bc->lib_key_sizes != 0 &&
+      (key_bytes >= 64 || !(bc->lib_key_sizes & KEY_BIT (key_bytes)))) {
+    nbdkit_error ("unsupported cipher: %s with a %zu-bit key (libgcrypt "
+                  "has no such key size)", bc->name, key_bytes * 8);
+    return NULL;
+  }
+  if (bc->lib == LIB_OPENSSL_LEGACY) {
+    libctx = legacy_libctx_get ();
     if (libctx == NULL) {
       nbdkit_error ("unsupported cipher: %s (OpenSSL's legacy provider "
                     "does not load)", bc->name);
       return NULL;
     }
   }
+  else if (bc->lib == LIB_GCRYPT) {
+    libctx = gcrypt_provider_libctx ();
+    if (libctx == NULL) {
+      nbdkit_error ("unsupported cipher: %s (libgcrypt does not load)",
+                    bc->name);
+      return NULL;
+    }
+  }
   cipher = EVP_CIPHER_fetch (libctx, name, NULL);
   if (cipher == NULL) {
     ERR_clear_error ();
-    nbdkit_error ("unsupported cipher: %s (OpenSSL has no %s)",
-                  bc->name, name);
+    nbdkit_error ("unsupported cipher: %s (%s has no %s)", bc->name,
+                  bc->lib == LIB_GCRYPT ? "libgcrypt" : "OpenSSL", name);
   }
   return cipher;
 }
@@ -168,7 +166,7 @@ block_cipher_fetch_digest (const char *name)
   OSSL_LIB_CTX *libctx;
   EVP_MD *md = EVP_MD_fetch (NULL, name, NULL);
 
-  if (md == NULL && (libctx = get_legacy_libctx ()) != NULL)
+  if (md == NULL && (libctx = legacy_libctx_get ()) != NULL)
     md = EVP_MD_fetch (libctx, name, NULL);
   ERR_clear_error ();
   return md;

@@ -1,6 +1,7 @@
 /* The block ciphers that dm-crypt names (the kernel crypto API's cipher
- * names), mapped to OpenSSL's implementations of them.  Internal to
- * crypto/. */
+ * names), mapped to OpenSSL's implementations of them, or to
+ * libgcrypt's through our provider (gcrypt_provider.h) where OpenSSL
+ * has none.  Internal to crypto/. */
 #ifndef DMCRYPT_BLOCK_CIPHER_H
 #define DMCRYPT_BLOCK_CIPHER_H
 
@@ -16,9 +17,15 @@ struct block_cipher
   const char *ossl_stem;     /* OpenSSL name before "-<MODE>": "AES", "BF";
                                 NULL for the identity cipher_null */
   bool stem_takes_bits;      /* stem is followed by "-<key bits>" */
-  bool legacy;               /* lives in OpenSSL's legacy provider */
+  enum block_cipher_lib
+  {
+    LIB_OPENSSL,             /* OpenSSL's default provider */
+    LIB_OPENSSL_LEGACY,      /* OpenSSL's legacy provider */
+    LIB_GCRYPT,              /* libgcrypt, through gcrypt_provider.c */
+  } lib;
   unsigned block_bytes;      /* cipher block size */
   uint64_t key_sizes;        /* bit N set: an N-byte key is valid */
+  uint64_t lib_key_sizes;    /* those the library has, if fewer; or 0 */
 };
 
 /* The cipher called NAME by the kernel, or NULL. */

@@ -14,6 +14,7 @@
 #include "cipher_spec.h"
 #include "ctx_pool.h"
 #include "iv.h"
+#include "lrw.h"
 #include "ossl_heap.h"
 #include "secmem.h"
 #include "xts.h"
@@ -36,6 +37,7 @@ enum transform
 {
   XF_NATIVE,      /* OpenSSL's own ECB, CBC or XTS of the cipher */
   XF_XTS_ECB,     /* XTS built on ECB: whiten, ECB, whiten */
+  XF_LRW,         /* LRW built on ECB the same way (lrw.c) */
   XF_IDENTITY,    /* cipher_null */
 };
 
@@ -51,11 +53,13 @@ struct sector_cipher
   unsigned sector_shift;        /* log2 (sector_bytes / 512) */
   uint64_t iv_offset;           /* 512-byte sectors */
   bool iv_large_sectors;
+  struct lrw_key *lrw;          /* secmem, for XF_LRW */
   struct ctx_pool *pool;
 };
 
 static const char *const chain_modes[] = {
   [CHAIN_ECB] = "ECB", [CHAIN_CBC] = "CBC", [CHAIN_XTS] = "XTS",
+  [CHAIN_LRW] = "ECB",
 };
 
 /* OpenSSL has XTS only for AES-128 and AES-256, and refuses to encrypt
@@ -70,6 +74,8 @@ pick_transform (const struct cipher_spec *s, const uint8_t *key,
 
   if (s->cipher->ossl_stem == NULL)
     return XF_IDENTITY;
+  if (s->chain == CHAIN_LRW)
+    return XF_LRW;
   if (s->chain != CHAIN_XTS)
     return XF_NATIVE;
   if (strcmp (s->cipher->name, "aes") != 0 || (half != 16 && half != 32) ||
@@ -125,7 +131,8 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
     return 0;
 
   /* What sector_cipher_new will fetch, without keying anything. */
-  cipher_key_bytes = s.chain == CHAIN_XTS ? key_size / 2 : key_size;
+  cipher_key_bytes = s.chain == CHAIN_XTS ? key_size / 2
+    : s.chain == CHAIN_LRW ? key_size - LRW_BLOCK_BYTES : key_size;
   if (!available (s.cipher, xf == XF_XTS_ECB ? "ECB" : chain_modes[s.chain],
                   cipher_key_bytes))
     return -1;
@@ -194,6 +201,13 @@ make_templates (const struct sector_cipher *c, const uint8_t *key,
                                     true)) == NULL)
       return -1;
   }
+  else if (c->xf == XF_LRW) {  /* the tweak key is lrw.c's */
+    if ((t[SLOT_ENC] = keyed_ctx (bc, "ECB", key, key_bytes - LRW_BLOCK_BYTES,
+                                  true)) == NULL ||
+        (t[SLOT_DEC] = keyed_ctx (bc, "ECB", key, key_bytes - LRW_BLOCK_BYTES,
+                                  false)) == NULL)
+      return -1;
+  }
   else if ((t[SLOT_ENC] = keyed_ctx (bc, mode, key, key_bytes,
                                      true)) == NULL ||
            (t[SLOT_DEC] = keyed_ctx (bc, mode, key, key_bytes,
@@ -232,6 +246,14 @@ sector_cipher_new (const struct sector_cipher_params *p)
   iv_gen_init (&c->iv, c->spec.iv, c->spec.cipher->block_bytes,
                p->sector_size);
 
+  if (c->xf == XF_LRW) {
+    c->lrw = secmem_alloc (sizeof *c->lrw);
+    if (c->lrw == NULL) {
+      nbdkit_error ("secmem_alloc: %m");
+      goto fail;
+    }
+    lrw_key_init (c->lrw, p->key + p->key_size - LRW_BLOCK_BYTES);
+  }
   if (c->xf != XF_IDENTITY &&
       make_templates (c, p->key, p->key_size, templates) == -1) {
     for (i = 0; i < CTX_POOL_SLOTS; i++)
@@ -244,6 +266,7 @@ sector_cipher_new (const struct sector_cipher_params *p)
   return c;
 
  fail:
+  secmem_free (c->lrw, sizeof *c->lrw);
   free (c);
   return NULL;
 }
@@ -254,6 +277,7 @@ sector_cipher_free (struct sector_cipher *c)
   if (c == NULL)
     return;
   ctx_pool_free (c->pool);
+  secmem_free (c->lrw, sizeof *c->lrw);
   free (c);
 }
 
@@ -289,9 +313,14 @@ transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
       return -1;
     return update (bulk, dst, src, len);
   }
-  if (update (ctx[SLOT_TWEAK], tweak, iv, XTS_BLOCK_BYTES) == -1)
+  if (c->xf == XF_LRW) {
+    lrw_tweaks (c->lrw, iv, table, len);
+    xts_whiten (dst, src, table, len);
+  }
+  else if (update (ctx[SLOT_TWEAK], tweak, iv, XTS_BLOCK_BYTES) == -1)
     return -1;
-  xts_whiten_first (dst, src, table, len, tweak);
+  else
+    xts_whiten_first (dst, src, table, len, tweak);
   if (update (bulk, dst, dst, len) == -1)
     return -1;
   xts_whiten (dst, dst, table, len);

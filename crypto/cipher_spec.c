@@ -122,6 +122,8 @@ resolve_chain (const struct spec_words *w, const char *spec,
     out->chain = CHAIN_CBC;
   else if (strcmp (w->chain, "xts") == 0)
     out->chain = CHAIN_XTS;
+  else if (strcmp (w->chain, "lrw") == 0)
+    out->chain = CHAIN_LRW;
   else if (w->chain[0] == '\0') {
     nbdkit_error ("bad cipher spec: %s", spec);
     return -1;
@@ -136,10 +138,12 @@ resolve_chain (const struct spec_words *w, const char *spec,
                   spec, bc->name);
     return -1;
   }
-  /* The kernel's xts template wants 16-byte blocks (crypto/xts.c). */
-  if (out->chain == CHAIN_XTS && bc->block_bytes != 16) {
-    nbdkit_error ("unsupported cipher spec: %s (xts needs a cipher with "
-                  "16-byte blocks, %s has %u)", spec, bc->name,
+  /* The kernel's xts and lrw templates want 16-byte blocks
+   * (crypto/xts.c, crypto/lrw.c). */
+  if ((out->chain == CHAIN_XTS || out->chain == CHAIN_LRW) &&
+      bc->block_bytes != 16) {
+    nbdkit_error ("unsupported cipher spec: %s (%s needs a cipher with "
+                  "16-byte blocks, %s has %u)", spec, w->chain, bc->name,
                   bc->block_bytes);
     return -1;
   }
@@ -273,6 +277,7 @@ cipher_spec_parse (const char *spec, struct cipher_spec *out)
 
 static const char *const chain_names[] = {
   [CHAIN_ECB] = "ecb", [CHAIN_CBC] = "cbc", [CHAIN_XTS] = "xts",
+  [CHAIN_LRW] = "lrw",
 };
 
 int
@@ -283,6 +288,15 @@ cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
   unsigned parts = s->chain == CHAIN_XTS ? 2 : 1;
   char sizes[64];
 
+  /* crypto/lrw.c: the cipher's key, then 16 bytes of tweak key. */
+  if (s->chain == CHAIN_LRW) {
+    if (key_bytes > 16 && block_cipher_key_ok (bc, key_bytes - 16))
+      return 0;
+    block_cipher_key_sizes_text (bc, 1, sizes, sizeof sizes);
+    nbdkit_error ("%s-lrw needs a key of %s bytes plus 16, not %zu "
+                  "(cipher spec %s)", bc->name, sizes, key_bytes, spec);
+    return -1;
+  }
   /* crypto/xts.c: the key is two keys of the cipher, one after the
    * other; each must be a valid key on its own. */
   if (key_bytes % parts == 0 && block_cipher_key_ok (bc, key_bytes / parts))

@@ -13,7 +13,7 @@
 #include "block_cipher.h"
 #include "iv.h"
 
-enum chain_mode { CHAIN_ECB, CHAIN_CBC, CHAIN_XTS };
+enum chain_mode { CHAIN_ECB, CHAIN_CBC, CHAIN_XTS, CHAIN_LRW };
 
 #define CIPHER_SPEC_HASH_MAX 32
 
@@ -31,8 +31,9 @@ struct cipher_spec
 int cipher_spec_parse (const char *spec, struct cipher_spec *out);
 
 /* Checks KEY_BYTES against the spec as the kernel's setkey would (an
- * XTS key is two keys of the cipher, an ESSIV digest must be a key of
- * the cipher).  Returns 0, or -1 after nbdkit_error. */
+ * XTS key is two keys of the cipher, an LRW key one and a 16-byte tweak
+ * key, an ESSIV digest must be a key of the cipher).  Returns 0, or -1
+ * after nbdkit_error. */
 int cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
                            size_t key_bytes);
 

@@ -3,6 +3,7 @@
 #define DMCRYPT_LUKS_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <libcryptsetup.h>
@@ -63,5 +64,77 @@ int fvault2_fill_params (struct crypt_device *cd,
 int luks_fetch_volume_key (struct crypt_device *cd,
                            const struct luks_unlock_params *p,
                            struct crypt_table *t);
+
+/* kdf.c: PBKDF2 (OpenSSL, any hash of its default or legacy provider,
+ * by LUKS's name: "sha256", "whirlpool") and Argon2 (libargon2, TYPE
+ * "argon2i" or "argon2id", MEMORY_KIB in KiB).  OUT gets OUT_BYTES.
+ * Return 0, or -1 after nbdkit_error. */
+int luks_pbkdf2 (const char *hash, const void *secret, size_t secret_bytes,
+                 const uint8_t *salt, size_t salt_bytes, uint32_t iterations,
+                 uint8_t *out, size_t out_bytes);
+int luks_argon2 (const char *type, const void *secret, size_t secret_bytes,
+                 const uint8_t *salt, size_t salt_bytes, uint32_t time_cost,
+                 uint32_t memory_kib, uint32_t threads, uint8_t *out,
+                 size_t out_bytes);
+/* The hash LUKS calls NAME, from the same library context as PBKDF2;
+ * NULL if OpenSSL has none.  Free with EVP_MD_free. */
+struct evp_md_st *luks_kdf_fetch_hash (const char *name);
+
+/* af.c: merges STRIPES blocks of KEY_BYTES at SPLIT into KEY with
+ * HASH's diffusion.  Returns 0, or -1 after nbdkit_error. */
+int luks_af_merge (const char *hash, const uint8_t *split, size_t key_bytes,
+                   unsigned stripes, uint8_t *key);
+
+/* keyslot.c: a keyslot as our own unlock needs it.  Strings point into
+ * storage that outlives the call. */
+#define LUKS_OWN_SALT_MAX 64
+#define LUKS_OWN_DIGEST_MAX 64
+struct luks_own_keyslot
+{
+  int slot;
+  const char *kdf;              /* CRYPT_KDF_PBKDF2, _ARGON2I, _ARGON2ID */
+  const char *kdf_hash;         /* PBKDF2's hash */
+  uint32_t iterations;          /* PBKDF2 iterations, Argon2 time cost */
+  uint32_t memory_kib, threads; /* Argon2 */
+  uint8_t salt[LUKS_OWN_SALT_MAX];
+  size_t salt_bytes;
+  const char *cipher;           /* the area's dm-crypt cipher spec */
+  size_t area_key_bytes;        /* its key size */
+  uint64_t area_offset;         /* bytes, in the header device */
+  size_t area_bytes;
+  unsigned stripes;
+  const char *af_hash;
+};
+struct luks_own_digest
+{
+  const char *hash;             /* PBKDF2's */
+  uint32_t iterations;
+  uint8_t salt[LUKS_OWN_SALT_MAX];
+  size_t salt_bytes;
+  uint8_t digest[LUKS_OWN_DIGEST_MAX];
+  size_t digest_bytes;
+};
+/* Unlocks KS of the header at PATH with SECRET into VOLUME_KEY
+ * (KEY_BYTES).  Returns 1 when the key matches digest D, 0 when it
+ * does not (a wrong passphrase), -1 after nbdkit_error. */
+int luks_own_keyslot_open (const char *path, const struct luks_own_keyslot *ks,
+                           const struct luks_own_digest *d,
+                           const char *secret, size_t secret_bytes,
+                           uint8_t *volume_key, size_t key_bytes);
+
+/* own-unlock.c: tries P's keyslot, or every active one, with our own
+ * unlock.  Returns the slot that opened, -2 when none matched, -1 after
+ * nbdkit_error. */
+int luks_own_unlock (struct crypt_device *cd,
+                     const struct luks_unlock_params *p, const char *secret,
+                     size_t secret_bytes, uint8_t *volume_key,
+                     size_t key_bytes);
+
+/* luks2-json.c: the same for a LUKS2 header, from its JSON metadata.
+ * PATH is the header device; ONLY_SLOT a slot or CRYPT_ANY_SLOT. */
+int luks2_own_unlock (struct crypt_device *cd, const char *path,
+                      int only_slot, const char *secret,
+                      size_t secret_bytes, uint8_t *volume_key,
+                      size_t key_bytes);
 
 #endif /* DMCRYPT_LUKS_INTERNAL_H */

@@ -139,6 +139,20 @@ luks_fetch_volume_key (struct crypt_device *cd,
   t->key_size = key_size;
   r = crypt_volume_key_get (cd, p->key_slot, (char *) t->key, &key_size,
                             secret, secret_size);
+  /* Anything but a wrong key: most likely a keyslot cipher that
+   * libcryptsetup would decrypt through device-mapper. */
+  if (r < 0 && r != -EPERM && r != -ENOENT && r != -ENOMEM)
+    {
+      key_size = t->key_size;
+      r = luks_own_unlock (cd, p, secret, secret_size, t->key, key_size);
+      if (r == -1)
+        {
+          crypt_safe_free (file_secret);
+          return -1;
+        }
+      if (r == -2)
+        r = -EPERM;
+    }
   crypt_safe_free (file_secret);
   if (r < 0)
     {

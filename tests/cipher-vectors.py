@@ -8,7 +8,8 @@ are written out from the kernel's drivers/md/dm-crypt.c, crypto/xts.c
 and crypto/essiv.c and share no code with crypto/*.c; only the block
 cipher, in ECB or CBC, and AES-XTS come from a library (python3-
 cryptography, or the openssl command for ARIA, which python3-cryptography
-lacks).
+lacks, or nettle for Serpent and Twofish, which the C code takes from
+libgcrypt).  LRW is by hand in both.
 
 For every spec below, the plaintext pattern is encrypted (and, for a
 second digest, "decrypted") as 16 KiB starting at 512-byte sector
@@ -66,6 +67,18 @@ SPECS = [
     ("blowfish-cbc-plain64be", 56, "pattern"),
     ("cast5-cbc-essiv:md5", 16, "pattern"),
     ("seed-cbc-plain64", 16, "pattern"),
+    ("serpent-xts-plain64", 64, "pattern"),
+    ("serpent-xts-plain64", 32, "pattern"),
+    ("serpent-cbc-essiv:sha256", 32, "pattern"),
+    ("serpent-cbc-plain", 20, "pattern"),
+    ("twofish-xts-plain64", 64, "pattern"),
+    ("twofish-xts-essiv:wp256", 32, "pattern"),
+    ("twofish-cbc-essiv:sha256", 32, "pattern"),
+    ("twofish-cbc-plain64", 16, "pattern"),
+    ("aes-lrw-plain64", 32, "pattern"),
+    ("aes-lrw-benbi", 48, "pattern"),
+    ("serpent-lrw-plain64", 48, "pattern"),
+    ("twofish-lrw-benbi", 32, "pattern"),
 ]
 
 

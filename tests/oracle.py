@@ -91,6 +91,10 @@ BLOCK_CIPHERS = {
     "blowfish": (8, tuple(range(4, 57)), "Blowfish"),
     "cast5": (8, tuple(range(5, 17)), "CAST5"),
     "seed": (16, (16,), "SEED"),
+    # Nettle's, through ctypes: python3-cryptography has neither, and
+    # the plugin takes them from libgcrypt, so the oracle must not.
+    "serpent": (16, tuple(range(1, 33)), "nettle:serpent"),
+    "twofish": (16, (16, 24, 32), "nettle:twofish"),
 }
 MASK64 = (1 << 64) - 1
 
@@ -111,6 +115,46 @@ def library_algorithm(name):
         return getattr(algorithms, name)
 
 
+@functools.lru_cache(maxsize=None)
+def libnettle():
+    import ctypes
+    import ctypes.util
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("nettle")
+                           or "libnettle.so.8")
+    except OSError:
+        raise OracleError("serpent and twofish need libnettle")
+
+
+def nettle_crypt(name, key, data, encrypt, iv=None):
+    """DATA through nettle's NAME ("serpent", "twofish") keyed with KEY:
+    ECB, or CBC from IV, chained here block by block."""
+    import ctypes
+    lib = libnettle()
+    ctx = ctypes.create_string_buffer(8192)    # > sizeof twofish_ctx
+    getattr(lib, "nettle_%s_set_key" % name)(ctx, ctypes.c_size_t(len(key)),
+                                             key)
+    fn = getattr(lib, "nettle_%s_%s" % (name, "encrypt" if encrypt
+                                         else "decrypt"))
+
+    def one(block):
+        out = ctypes.create_string_buffer(16)
+        fn(ctx, ctypes.c_size_t(16), out, block)
+        return out.raw
+    if iv is None:
+        return b"".join(one(data[i:i + 16]) for i in range(0, len(data), 16))
+    out, prev = [], iv
+    for i in range(0, len(data), 16):
+        block = data[i:i + 16]
+        if encrypt:
+            prev = one(xor_bytes(block, prev))
+            out.append(prev)
+        else:
+            out.append(xor_bytes(one(block), prev))
+            prev = block
+    return b"".join(out)
+
+
 def block_crypt(cipher, key, data, encrypt, iv=None):
     """DATA, whole blocks, through the raw block cipher CIPHER keyed with
     KEY: ECB, or CBC from IV.  This and AES-XTS in chain_crypt are all a
@@ -124,6 +168,8 @@ def block_crypt(cipher, key, data, encrypt, iv=None):
             argv += ["-iv", iv.hex()]
         return subprocess.run(argv, input=data, stdout=subprocess.PIPE,
                               check=True).stdout
+    if BLOCK_CIPHERS[cipher][2].startswith("nettle:"):
+        return nettle_crypt(cipher, key, data, encrypt, iv)
     algorithm = library_algorithm(BLOCK_CIPHERS[cipher][2])
     if cipher == "des":
         key = key * 3           # TripleDES with K1 = K2 = K3 is DES
@@ -159,6 +205,33 @@ def xts_by_hand(cipher, key, ivs, data, unit, encrypt):
                                  encrypt), tweak)
 
 
+def gf128_mul_bbe(a, b):
+    """A * B in GF(2^128), both big-endian numbers whose bit i is the
+    coefficient of x^i (the kernel's "bbe", crypto/gf128mul.c)."""
+    r = 0
+    for bit in range(127, -1, -1):
+        r = ((r << 1) & ((1 << 128) - 1)) ^ (0x87 if r >> 127 else 0)
+        if (b >> bit) & 1:
+            r ^= a
+    return r
+
+
+def lrw_by_hand(cipher, key, ivs, data, unit, encrypt):
+    """LRW (crypto/lrw.c) over UNIT-byte data units: the cipher's key,
+    then a 16-byte tweak key K2; block j of a unit whose IV reads I as a
+    big-endian number is E(K1, P ^ T) ^ T with T = K2 * (I + j)."""
+    k1, k2 = key[:-16], int.from_bytes(key[-16:], "big")
+    tweaks = []
+    for iv in ivs:
+        index = int.from_bytes(iv, "big")
+        for j in range(unit // 16):
+            t = gf128_mul_bbe(k2, (index + j) & ((1 << 128) - 1))
+            tweaks.append(t.to_bytes(16, "big"))
+    tweak = b"".join(tweaks)
+    return xor_bytes(block_crypt(cipher, k1, xor_bytes(data, tweak),
+                                 encrypt), tweak)
+
+
 def xts_in_library(cipher, key):
     """Whether OpenSSL's XTS (through python3-cryptography) takes KEY."""
     half = len(key) // 2
@@ -170,6 +243,8 @@ def chain_crypt(cipher, chain, key, ivs, data, unit, encrypt):
     (none for ecb): what one skcipher request of dm-crypt does."""
     if chain == "ecb":
         return block_crypt(cipher, key, data, encrypt)
+    if chain == "lrw":
+        return lrw_by_hand(cipher, key, ivs, data, unit, encrypt)
     if chain == "xts" and not xts_in_library(cipher, key):
         return xts_by_hand(cipher, key, ivs, data, unit, encrypt)
     out = []
@@ -242,11 +317,12 @@ def parse_spec(spec):
         ivmode, ivopts = None, None   # ecb has no IV; the kernel drops it
     if cipher not in BLOCK_CIPHERS and cipher != "cipher_null":
         raise OracleError("unsupported cipher: " + cipher)
-    if cipher in BLOCK_CIPHERS and chain not in ("xts", "cbc", "ecb"):
+    if cipher in BLOCK_CIPHERS and chain not in ("xts", "lrw", "cbc", "ecb"):
         raise OracleError("unsupported chain mode: %s" % chain)
-    if chain == "xts" and cipher in BLOCK_CIPHERS and \
+    if chain in ("xts", "lrw") and cipher in BLOCK_CIPHERS and \
             BLOCK_CIPHERS[cipher][0] != 16:
-        raise OracleError("xts needs a cipher of 16-byte blocks: " + spec)
+        raise OracleError("%s needs a cipher of 16-byte blocks: %s"
+                          % (chain, spec))
     if ivmode not in (None, "plain", "plain64", "plain64be", "essiv",
                       "benbi", "null", "eboiv"):
         raise OracleError("unsupported IV mode: %s" % ivmode)
@@ -272,7 +348,12 @@ class SectorCipher:
         # The IV is one block (crypto/cbc.c, crypto/xts.c).
         self.iv_bytes, sizes, _ = BLOCK_CIPHERS[self.cipher]
         parts = 2 if self.chain == "xts" else 1
-        if len(key) % parts or len(key) // parts not in sizes:
+        if self.chain == "lrw" and len(key) - 16 not in sizes:
+            raise OracleError("%s-lrw needs a key of %s bytes plus 16, not "
+                              "%d" % (self.cipher, sizes_text(sizes, 1),
+                                      len(key)))
+        if self.chain != "lrw" and (len(key) % parts or
+                                    len(key) // parts not in sizes):
             raise OracleError("%s-%s needs a key of %s bytes, not %d"
                               % (self.cipher, self.chain,
                                  sizes_text(sizes, parts), len(key)))
@@ -697,6 +778,29 @@ def selftest():
         for enc in (True, False):
             assert chain_crypt("aes", "xts", k, ivs, data, 1024, enc) == \
                 xts_by_hand("aes", k, ivs, data, 1024, enc), "XTS by hand"
+    # Published block cipher vectors: Twofish (Schneier et al., the
+    # Twofish paper's ECB_TBL.TXT, I=1 at 128 and 256 bits), Serpent (the
+    # kernel's crypto/testmgr.h, serpent_tv_template, 256-bit key).
+    for name, k, p, want in (
+            ("twofish", bytes(16), bytes(16),
+             "9f589f5cf6122c32b6bfec2f2ae8c35a"),
+            ("twofish", bytes(32), bytes(16),
+             "57ff739d4dc92c1bd7fc01700cc8216f"),
+            ("serpent", bytes(range(32)), bytes(range(16)),
+             "de269ff833e432b85b2e88d2701ce75c")):
+        got = block_crypt(name, k, p, True)
+        assert got.hex() == want and block_crypt(name, k, got, False) == p, \
+            name
+    # LRW-AES, IEEE P1619/D16 (Guyot's first vector, the kernel's
+    # aes_lrw_tv_template), block index 1.
+    for k, index, want in (
+            ("4562ac25f828176d4c268414b5680185"
+             "258e2a05e73e9d03ee5a830ccc094c87", 1,
+             "f1b273cd65a3df5fe95d489254634eb8"),):
+        got = lrw_by_hand("aes", bytes.fromhex(k),
+                          [index.to_bytes(16, "big")], b"0123456789ABCDEF",
+                          16, True)
+        assert got.hex() == want, "LRW vector: %s" % got.hex()
     c = SectorCipher("aes-cbc-plain", key[:16], 4096, 8, True)
     assert c.ivs(0x7fffffff0, 2) == [struct.pack("<I12x", 0xffffffff),
                                      bytes(16)]   # plain truncates
@@ -713,7 +817,9 @@ def selftest():
                        ("camellia-xts-plain64", 64), ("sm4-xts-plain64", 32),
                        ("des3_ede-cbc-plain", 24),
                        ("des-cbc-plain64", 8), ("blowfish-cbc-plain", 56),
-                       ("cast5-cbc-essiv:md5", 16), ("seed-cbc-eboiv", 16)):
+                       ("cast5-cbc-essiv:md5", 16), ("seed-cbc-eboiv", 16),
+                       ("serpent-xts-plain64", 64), ("twofish-cbc-plain", 24),
+                       ("aes-lrw-benbi", 32), ("serpent-lrw-plain64", 48)):
         for ss in (512, 1024, 2048, 4096):
             c = SectorCipher(spec, os.urandom(klen), ss, 16, True)
             data = os.urandom(ss * 3)

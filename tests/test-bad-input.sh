@@ -64,10 +64,10 @@ head -c 16M /dev/urandom > "$tmp/random.img"
 truncate -s 16M "$tmp/plain.img"
 # The LUKS2 header with its data area cut short (data starts at 16 MiB).
 head -c 8M "$tmp/luks2.img" > "$tmp/truncated.img"
-# A LUKS1 header whose cipher field says serpent (LUKS1 has no header
-# checksum, so the header still loads).
+# A LUKS1 header whose cipher field names a cipher we do not have
+# (LUKS1 has no header checksum, so the header still loads).
 cp "$tmp/luks1.img" "$tmp/cipher-edited.img"
-printf 'serpent\0' | dd of="$tmp/cipher-edited.img" bs=1 seek=8 conv=notrunc \
+printf 'kuznyechik\0' | dd of="$tmp/cipher-edited.img" bs=1 seek=8 conv=notrunc \
   status=none
 
 L2=(file="$tmp/luks2.img")
@@ -97,8 +97,8 @@ bad luks1-type-on-luks2 'LUKS1|luks1' "$tmp/luks2.img" \
   "${L2[@]}" passphrase=+"$tmp/pw" type=luks1
 bad luks2-type-on-luks1 'LUKS2|luks2' "$tmp/luks1.img" \
   file="$tmp/luks1.img" passphrase=+"$tmp/pw" type=luks2
-bad luks1-serpent-header 'serpent' "$tmp/cipher-edited.img" \
-  file="$tmp/cipher-edited.img" passphrase=+"$tmp/pw"
+bad luks1-kuznyechik-header 'unsupported cipher: kuznyechik' \
+  "$tmp/cipher-edited.img" file="$tmp/cipher-edited.img" passphrase=+"$tmp/pw"
 bad missing-passphrase 'passphrase|keyfile' "$tmp/luks2.img" "${L2[@]}"
 bad passphrase-and-keyfile 'passphrase|keyfile' "$tmp/luks2.img" \
   "${L2[@]}" passphrase=+"$tmp/pw" keyfile="$tmp/pw"
@@ -157,10 +157,13 @@ bad plain-with-passphrase 'passphrase|plain' "$tmp/plain.img" \
 bad table-and-cipher 'table|cipher' "$tmp/plain.img" \
   "${P[@]}" table="0 $sectors crypt aes-xts-plain64 $xts_key 0 x 0" \
   cipher=aes-xts-plain64
-bad unsupported-serpent 'serpent' "$tmp/plain.img" \
-  "${P[@]}" cipher=serpent-xts-plain64 key="$xts_key"
-bad unsupported-twofish 'twofish' "$tmp/plain.img" \
-  "${P[@]}" cipher=twofish-cbc-essiv:sha256 key="$(random_hex 32)"
+bad unsupported-kuznyechik 'unsupported cipher: kuznyechik' \
+  "$tmp/plain.img" "${P[@]}" cipher=kuznyechik-xts-plain64 key="$xts_key"
+bad unsupported-invented 'unsupported cipher: frobfish' "$tmp/plain.img" \
+  "${P[@]}" cipher=frobfish-cbc-essiv:sha256 key="$(random_hex 32)"
+# The kernel takes 192-bit Twofish keys; libgcrypt does not.
+bad unsupported-twofish-192 'twofish.*192-bit' "$tmp/plain.img" \
+  "${P[@]}" cipher=twofish-cbc-plain64 key="$(random_hex 24)"
 bad bad-chain-mode 'cipher|mode|frob' "$tmp/plain.img" \
   "${P[@]}" cipher=aes-frob-plain64 key="$xts_key"
 bad bad-iv-mode 'IV|cipher|wobble' "$tmp/plain.img" \
@@ -217,10 +220,10 @@ bad table-odd-hex 'hex' "$tmp/plain.img" \
   "${P[@]}" table="0 $sectors crypt aes-xts-plain64 ${xts_key}f 0 x 0"
 bad table-keyring-key 'keyring' "$tmp/plain.img" \
   "${P[@]}" table="0 $sectors crypt aes-xts-plain64 :64:logon:dm:k 0 x 0"
-bad table-serpent 'serpent' "$tmp/plain.img" \
-  "${P[@]}" table="0 $sectors crypt serpent-xts-plain64 $xts_key 0 x 0"
-bad table-twofish 'twofish' "$tmp/plain.img" \
-  "${P[@]}" table="0 $sectors crypt twofish-xts-plain64 $xts_key 0 x 0"
+bad table-kuznyechik 'unsupported cipher: kuznyechik' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt kuznyechik-xts-plain64 $xts_key 0 x 0"
+bad table-twofish-192 'twofish.*192-bit' "$tmp/plain.img" \
+  "${P[@]}" table="0 $sectors crypt twofish-xts-plain64 $(random_hex 48) 0 x 0"
 bad table-not-crypt 'crypt|linear' "$tmp/plain.img" \
   "${P[@]}" table="0 $sectors linear /dev/x 0"
 bad table-too-few-fields 'field|table' "$tmp/plain.img" \

@@ -125,6 +125,12 @@ expect_run "--check, four hidden" 1 \
   "libjson-c-dev libnbd-bin libclang-rt-${clang_major%%.*}-dev" ""
 expect_calls "--check, four hidden"
 
+# The cipher libraries: each need by its own package.
+run_deps DMCRYPT_DEPS_HIDE="libgcrypt libargon2 nettle" --check
+expect_run "--check, no cipher libraries" 1 \
+  "libgcrypt20-dev libargon2-dev nettle-dev" ""
+expect_calls "--check, no cipher libraries"
+
 # openssh-server: the mark that keeps the system's sshd from starting is
 # made before the install, and only once.
 run_deps DMCRYPT_DEPS_UID=0 DMCRYPT_DEPS_HIDE=sshd

@@ -215,7 +215,7 @@ refused short-key "$tmp/secrets-plain" \
 refused table-bad-option "$tmp/secrets-plain" file="$tmp/plain.img" \
   table="0 32768 crypt aes-xts-plain64 $keyp 0 x 0 1 frobnicate"
 refused table-bad-cipher "$tmp/secrets-plain" file="$tmp/plain.img" \
-  table="0 32768 crypt serpent-xts-plain64 $keyp 0 x 0"
+  table="0 32768 crypt kuznyechik-xts-plain64 $keyp 0 x 0"
 
 if ! $memory_checks; then
   echo "note: memory, core dump and lock checks skipped under" \

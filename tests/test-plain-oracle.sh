@@ -84,7 +84,9 @@ fi
 # x6's XTS key has equal halves, which the kernel takes outside FIPS
 # mode; x9's IV offset makes the 32-bit "plain" IV wrap in the mapping.
 # x11 takes eboiv through XTS; x12 on, the other block ciphers, on the
-# last 2 MiB of the image (the oracle does their XTS by hand, in Python).
+# last 2 MiB of the image (the oracle does their XTS by hand, in Python);
+# x21 on, Serpent and Twofish (nettle's in the oracle, libgcrypt's in
+# the plugin) and LRW (by hand in both).
 k=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 k=$k$k
 x6opts="2 iv_large_sectors sector_size:4096"
@@ -109,6 +111,12 @@ extra=(
   "x18 0 4096 crypt blowfish-cbc-plain64be ${k:0:112} 0 vda 28672"
   "x19 0 4096 crypt cast5-cbc-essiv:md5 ${k:0:32} 0 vda 28672"
   "x20 0 4096 crypt seed-cbc-eboiv ${k:0:32} 0 vda 28672 1 sector_size:1024"
+  "x21 0 4096 crypt serpent-xts-plain64 $k 0 vda 28672 1 sector_size:4096"
+  "x22 0 4096 crypt serpent-cbc-plain ${k:0:40} 0 vda 28672"
+  "x23 0 4096 crypt twofish-cbc-essiv:sha256 ${k:0:64} 8 vda 28672"
+  "x24 0 4096 crypt twofish-xts-essiv:wp256 ${k:0:64} 0 vda 28672"
+  "x25 0 4096 crypt aes-lrw-plain64 ${k:0:64} 0 vda 28672"
+  "x26 0 4096 crypt capi:lrw(serpent)-benbi ${k:0:96} 0 vda 28672"
 )
 for e in "${extra[@]}"; do
   printf '%s\t%s\n' "${e%% *}" "${e#* }" >> tables

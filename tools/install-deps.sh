@@ -48,6 +48,10 @@ needs=(
   "pc libcryptsetup libcryptsetup-dev"
   "pc libcrypto libssl-dev"
   "pc json-c libjson-c-dev"
+  # Serpent and Twofish (OpenSSL 3.0 has neither); Argon2 keyslots that
+  # dmcrypt opens itself where libcryptsetup would need device-mapper
+  "pc libgcrypt libgcrypt20-dev"
+  "pc libargon2 libargon2-dev"
   "pc libnbd libnbd-dev"
   # serving, and the NBD clients the tests, demo and bench drive it with
   "cmd nbdkit nbdkit"
@@ -81,6 +85,8 @@ needs=(
   "file $debian_python python3"
   "py cryptography python3-cryptography"
   "py nbd python3-libnbd"
+  # the oracle's Serpent and Twofish, a library apart from the plugin's
+  "pc nettle nettle-dev"
   # make bench, its charts and those of dmcrypt-trace --png
   "cmd fio fio"
   "cmd openssl openssl"

@@ -13,7 +13,16 @@
  * the test suite's oracle, tests/oracle.py: an independent Python model
  * of dm-crypt (IV generators, IV sector arithmetic, and XTS by hand where
  * OpenSSL's lacks the cipher or key, over a library's block ciphers).
- * See the script for the exact buffer, keys and parameter sweep. */
+ * See the script for the exact buffer, keys and parameter sweep.
+ *
+ * block_vectors: published vectors of the block ciphers that come from
+ * libgcrypt, and of LRW, checked as the first bytes of sector 0.
+ * Twofish: the Twofish paper's ECB_TBL.TXT (Schneier et al.), I=1 at
+ * 128 and 256 bits.  Serpent: the kernel's crypto/testmgr.h
+ * (serpent_tv_template, the 256-bit key 00..1f).  LRW-AES: IEEE
+ * P1619/D16, Guyot's first vector, also the kernel's aes_lrw_tv_template
+ * (block index 1: benbi's IV for the first block of sector 0).  Each is
+ * re-checked by tests/oracle.py's selftest with nettle's ciphers. */
 #ifndef DMCRYPT_TEST_CIPHER_VECTORS_H
 #define DMCRYPT_TEST_CIPHER_VECTORS_H
 
@@ -92,6 +101,28 @@ struct digest_vector
   enum key_style key_style;  /* KEY_DUP: second half repeats the first */
   const char *encrypt_sha256;
   const char *decrypt_sha256;
+};
+
+struct block_vector
+{
+  const char *spec;
+  const char *key;           /* hex */
+  const char *plaintext;     /* hex, the start of sector 0 */
+  const char *ciphertext;    /* hex */
+};
+
+static const struct block_vector block_vectors[] = {
+  { "twofish-ecb", "00000000000000000000000000000000",
+    "00000000000000000000000000000000", "9f589f5cf6122c32b6bfec2f2ae8c35a" },
+  { "twofish-ecb",
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "00000000000000000000000000000000", "57ff739d4dc92c1bd7fc01700cc8216f" },
+  { "serpent-ecb",
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+    "000102030405060708090a0b0c0d0e0f", "de269ff833e432b85b2e88d2701ce75c" },
+  { "aes-lrw-benbi",
+    "4562ac25f828176d4c268414b5680185258e2a05e73e9d03ee5a830ccc094c87",
+    "30313233343536373839414243444546", "f1b273cd65a3df5fe95d489254634eb8" },
 };
 
 static const struct digest_vector digest_vectors[] = {
@@ -173,6 +204,42 @@ static const struct digest_vector digest_vectors[] = {
   { "seed-cbc-plain64", 16, KEY_PATTERN,
     "04352d854e1b34ce78cf69dfa75a1fe7df31faa73309156fe3f104d594c5943e",
     "ff9e5d70e8184d66dc4906d68b939dca31d1970fc451155e0acec772595d2334" },
+  { "serpent-xts-plain64", 64, KEY_PATTERN,
+    "d93b58e154c8926dd121b3240939eb92f0ccef7db0ed422b9d6b4b10d1381fd6",
+    "6f3d0edfe34a77a9add1ffe6524b4155400436a682481e838c9659e6807912d1" },
+  { "serpent-xts-plain64", 32, KEY_PATTERN,
+    "99aa572dd4f28a93be58001f84eed3685880e253593b855e0d20b98059e0db11",
+    "cbcdafbb957ae54cf0226aa913b2a70115009abb3553702cfb59a3708e6ad267" },
+  { "serpent-cbc-essiv:sha256", 32, KEY_PATTERN,
+    "828cd68af519dbe6e5d236ddc53a8999d538cb6a785e94e6d0588e63ea86e570",
+    "9e85a7857caa5308af5c5896e75b082350f7f0bac8aeefcfe560d02d62aa1ccf" },
+  { "serpent-cbc-plain", 20, KEY_PATTERN,
+    "3dda7fd2a12d9835cf772994fe4646b4cf9badd4159e02664dc1d8ddf571ec93",
+    "959181ad930f2df9e9c396f244d728b4d16641249cffc1af5f5af62c3755335e" },
+  { "twofish-xts-plain64", 64, KEY_PATTERN,
+    "715fce3cad6b33aca14b6f79c46a1061ae5c1d37b51e932dcbc066b0256b48b8",
+    "2f89a560b5d54948fceac998b12becd6ddf606186a28450ca615dd1bd429d763" },
+  { "twofish-xts-essiv:wp256", 32, KEY_PATTERN,
+    "73d08d1ba114664ef3bcd6d2e634304260790817a7ac65d50caf0fcbf6852915",
+    "a95670f42418cb5765a11e01ed3fb4c880aff1ac4b3d6a11fea088d2cbd8b9f0" },
+  { "twofish-cbc-essiv:sha256", 32, KEY_PATTERN,
+    "c8d8884bbe7fde5807b1a5a1fa22b1ad3920b3c0ce42c3eac8b9089d1f4281b9",
+    "17be84aadd4a1d9852a5651da94ddbe382324983e60ce0fd778ab4eea9015284" },
+  { "twofish-cbc-plain64", 16, KEY_PATTERN,
+    "02741314d095861ac03fac9d047853ee97dab0eab7fe43670eadc3660560769f",
+    "d543b84ecd76a65f04651e7cb431ad4b32ad226cc41ba7e1063267ada2b76dac" },
+  { "aes-lrw-plain64", 32, KEY_PATTERN,
+    "f648ce58bef66e211d6c37ee85d5ca3c3d090d277ead984c2dffa9615c92732e",
+    "9d6a5019f1b1340de97c390b50917b1fcd28227f06f11f7f22e86023902643d1" },
+  { "aes-lrw-benbi", 48, KEY_PATTERN,
+    "70e479d69d8a1ff22839262a30c5929a86a22b0778f048863d18a44e60bc4636",
+    "3d72cdb983fb1e2f2e1a996c89071122a7d28e892002d05394ce8751d91ff223" },
+  { "serpent-lrw-plain64", 48, KEY_PATTERN,
+    "d17d2ef0a37c0f1eb715e779c61dae6b3bcad93e5c83aef820a7d04b8e8284ca",
+    "5d97496e2ff26d1e93921d6bf7af3fbb87c1db2d148b50a86ff191399bf79479" },
+  { "twofish-lrw-benbi", 32, KEY_PATTERN,
+    "0dbac2ceb5375548c5e8c1474227ad545edf319c4a26fa3850fd8e3d07bbb187",
+    "b66959cb3f73b165bcdd6205cf9da88e068785aef7051456fea30ed171ad0791" },
 };
 
 #endif /* DMCRYPT_TEST_CIPHER_VECTORS_H */

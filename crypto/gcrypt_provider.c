@@ -1,0 +1,375 @@
+/* An OpenSSL provider over libgcrypt's Serpent and Twofish (ECB, CBC).
+ *
+ * Each algorithm context owns one libgcrypt handle and a copy of its
+ * key in secmem: libgcrypt cannot duplicate a handle, so a copy
+ * (EVP_CIPHER_CTX_copy, once per worker thread) opens a new one and
+ * keys it again.  A copy does not carry a CBC chaining value over:
+ * crypto/ sets the IV before every sector.  The handles live on
+ * libgcrypt's ordinary heap, which gcry_cipher_close wipes; its own
+ * secure pool is process-wide state that another library in nbdkit
+ * (libssh-gcrypt under the ssh plugin) may already have set up, so it
+ * is left alone. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <gcrypt.h>
+#include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/provider.h>
+
+#include "gcrypt_provider.h"
+#include "secmem.h"
+
+#define PROVIDER_NAME "dmcrypt-gcrypt"
+#define MAX_KEY_BYTES 32
+
+struct gc_alg
+{
+  int algo;                  /* GCRY_CIPHER_* */
+  int mode;                  /* GCRY_CIPHER_MODE_ECB or _CBC */
+  unsigned ossl_mode;        /* EVP_CIPH_ECB_MODE or _CBC_MODE */
+  size_t default_key_bytes;
+};
+
+struct gc_ctx
+{
+  const struct gc_alg *alg;
+  gcry_cipher_hd_t hd;       /* NULL until keyed */
+  bool encrypt;              /* the last init's direction */
+  size_t key_bytes;
+  uint8_t key[MAX_KEY_BYTES];
+};
+
+static void *
+gc_newctx (const struct gc_alg *alg)
+{
+  struct gc_ctx *c = secmem_alloc (sizeof *c);
+
+  if (c != NULL) {
+    c->alg = alg;
+    c->key_bytes = alg->default_key_bytes;
+  }
+  return c;
+}
+
+static void
+gc_freectx (void *vctx)
+{
+  struct gc_ctx *c = vctx;
+
+  if (c == NULL)
+    return;
+  gcry_cipher_close (c->hd);
+  secmem_free (c, sizeof *c);
+}
+
+/* Opens and keys C's handle with C->key. */
+static int
+gc_key (struct gc_ctx *c)
+{
+  gcry_cipher_hd_t hd;
+
+  if (gcry_cipher_open (&hd, c->alg->algo, c->alg->mode, 0) != 0)
+    return 0;
+  if (gcry_cipher_setkey (hd, c->key, c->key_bytes) != 0) {
+    gcry_cipher_close (hd);
+    return 0;
+  }
+  gcry_cipher_close (c->hd);
+  c->hd = hd;
+  return 1;
+}
+
+static void *
+gc_dupctx (void *vctx)
+{
+  struct gc_ctx *src = vctx, *c = gc_newctx (src->alg);
+
+  if (c == NULL)
+    return NULL;
+  c->key_bytes = src->key_bytes;
+  c->encrypt = src->encrypt;
+  memcpy (c->key, src->key, sizeof c->key);
+  if (src->hd != NULL && !gc_key (c)) {
+    gc_freectx (c);
+    return NULL;
+  }
+  return c;
+}
+
+static int gc_set_ctx_params (void *vctx, const OSSL_PARAM params[]);
+
+/* One handle serves both directions: libgcrypt's direction is per
+ * call, OpenSSL's per init. */
+static int
+gc_init (struct gc_ctx *c, bool encrypt, const unsigned char *key,
+         size_t key_bytes, const unsigned char *iv, size_t iv_bytes,
+         const OSSL_PARAM params[])
+{
+  c->encrypt = encrypt;
+  if (!gc_set_ctx_params (c, params))
+    return 0;
+  if (key != NULL) {
+    if (key_bytes > MAX_KEY_BYTES)
+      return 0;
+    memcpy (c->key, key, key_bytes);
+    c->key_bytes = key_bytes;
+    if (!gc_key (c))
+      return 0;
+  }
+  if (iv != NULL && c->alg->mode == GCRY_CIPHER_MODE_CBC)
+    return c->hd != NULL && gcry_cipher_setiv (c->hd, iv, iv_bytes) == 0;
+  return 1;
+}
+
+static int
+gc_encrypt_init (void *vctx, const unsigned char *key, size_t key_bytes,
+                 const unsigned char *iv, size_t iv_bytes,
+                 const OSSL_PARAM params[])
+{
+  return gc_init (vctx, true, key, key_bytes, iv, iv_bytes, params);
+}
+
+static int
+gc_decrypt_init (void *vctx, const unsigned char *key, size_t key_bytes,
+                 const unsigned char *iv, size_t iv_bytes,
+                 const OSSL_PARAM params[])
+{
+  return gc_init (vctx, false, key, key_bytes, iv, iv_bytes, params);
+}
+
+/* Whole blocks only: crypto/ never asks for more (padding is never
+ * used, EVP_CipherFinal never called). */
+static int
+gc_update (void *vctx, unsigned char *out, size_t *out_bytes,
+           size_t out_size, const unsigned char *in, size_t in_bytes)
+{
+  struct gc_ctx *c = vctx;
+  gcry_error_t e;
+
+  if (c->hd == NULL || out_size < in_bytes || in_bytes % 16 != 0)
+    return 0;
+  if (c->encrypt)
+    e = gcry_cipher_encrypt (c->hd, out, out_size, in, in_bytes);
+  else
+    e = gcry_cipher_decrypt (c->hd, out, out_size, in, in_bytes);
+  *out_bytes = in_bytes;
+  return e == 0;
+}
+
+static int
+gc_final (void *vctx, unsigned char *out, size_t *out_bytes,
+          size_t out_size)
+{
+  (void) vctx; (void) out; (void) out_size;
+  *out_bytes = 0;
+  return 1;
+}
+
+/* Key length is the only setting; "padding" is accepted and ignored,
+ * since whole blocks are all there is. */
+static int
+gc_set_ctx_params (void *vctx, const OSSL_PARAM params[])
+{
+  struct gc_ctx *c = vctx;
+  const OSSL_PARAM *p;
+  size_t bytes;
+
+  if (params == NULL)
+    return 1;
+  p = OSSL_PARAM_locate_const (params, OSSL_CIPHER_PARAM_KEYLEN);
+  if (p != NULL) {
+    if (!OSSL_PARAM_get_size_t (p, &bytes) || bytes > MAX_KEY_BYTES)
+      return 0;
+    c->key_bytes = bytes;
+  }
+  return 1;
+}
+
+static int
+gc_get_ctx_params (void *vctx, OSSL_PARAM params[])
+{
+  struct gc_ctx *c = vctx;
+  OSSL_PARAM *p;
+
+  p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_KEYLEN);
+  if (p != NULL && !OSSL_PARAM_set_size_t (p, c->key_bytes))
+    return 0;
+  p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_IVLEN);
+  if (p != NULL && !OSSL_PARAM_set_size_t (p, c->alg->mode ==
+                                           GCRY_CIPHER_MODE_CBC ? 16 : 0))
+    return 0;
+  return 1;
+}
+
+static int
+gc_get_params (const struct gc_alg *alg, OSSL_PARAM params[])
+{
+  OSSL_PARAM *p;
+
+  if ((p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_MODE)) != NULL &&
+      !OSSL_PARAM_set_uint (p, alg->ossl_mode))
+    return 0;
+  if ((p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_KEYLEN)) != NULL &&
+      !OSSL_PARAM_set_size_t (p, alg->default_key_bytes))
+    return 0;
+  if ((p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_IVLEN)) != NULL &&
+      !OSSL_PARAM_set_size_t (p, alg->mode == GCRY_CIPHER_MODE_CBC ? 16 : 0))
+    return 0;
+  if ((p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_BLOCK_SIZE)) != NULL
+      && !OSSL_PARAM_set_size_t (p, 16))
+    return 0;
+  return 1;
+}
+
+static const OSSL_PARAM *
+gc_settable_ctx_params (void *cctx, void *provctx)
+{
+  static const OSSL_PARAM settable[] = {
+    OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_uint (OSSL_CIPHER_PARAM_PADDING, NULL),
+    OSSL_PARAM_END
+  };
+  (void) cctx; (void) provctx;
+  return settable;
+}
+
+static const OSSL_PARAM *
+gc_gettable_ctx_params (void *cctx, void *provctx)
+{
+  static const OSSL_PARAM gettable[] = {
+    OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_END
+  };
+  (void) cctx; (void) provctx;
+  return gettable;
+}
+
+static const OSSL_PARAM *
+gc_gettable_params (void *provctx)
+{
+  static const OSSL_PARAM gettable[] = {
+    OSSL_PARAM_uint (OSSL_CIPHER_PARAM_MODE, NULL),
+    OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_BLOCK_SIZE, NULL),
+    OSSL_PARAM_END
+  };
+  (void) provctx;
+  return gettable;
+}
+
+#define FN(id, f) { id, (void (*) (void)) (f) }
+
+/* One algorithm: its description, and the two entry points that cannot
+ * tell algorithms apart by their arguments. */
+#define GC_ALGORITHM(id, gcry_algo, gcry_mode, ossl_mode, key_bytes)       \
+  static const struct gc_alg alg_##id =                                   \
+    { gcry_algo, gcry_mode, ossl_mode, key_bytes };                       \
+  static void *newctx_##id (void *provctx)                                \
+  { (void) provctx; return gc_newctx (&alg_##id); }                       \
+  static int get_params_##id (OSSL_PARAM params[])                        \
+  { return gc_get_params (&alg_##id, params); }                           \
+  static const OSSL_DISPATCH fns_##id[] = {                               \
+    FN (OSSL_FUNC_CIPHER_NEWCTX, newctx_##id),                            \
+    FN (OSSL_FUNC_CIPHER_GET_PARAMS, get_params_##id),                    \
+    FN (OSSL_FUNC_CIPHER_FREECTX, gc_freectx),                            \
+    FN (OSSL_FUNC_CIPHER_DUPCTX, gc_dupctx),                              \
+    FN (OSSL_FUNC_CIPHER_ENCRYPT_INIT, gc_encrypt_init),                  \
+    FN (OSSL_FUNC_CIPHER_DECRYPT_INIT, gc_decrypt_init),                  \
+    FN (OSSL_FUNC_CIPHER_UPDATE, gc_update),                              \
+    FN (OSSL_FUNC_CIPHER_FINAL, gc_final),                                \
+    FN (OSSL_FUNC_CIPHER_CIPHER, gc_update),                              \
+    FN (OSSL_FUNC_CIPHER_GET_CTX_PARAMS, gc_get_ctx_params),              \
+    FN (OSSL_FUNC_CIPHER_SET_CTX_PARAMS, gc_set_ctx_params),              \
+    FN (OSSL_FUNC_CIPHER_GETTABLE_PARAMS, gc_gettable_params),            \
+    FN (OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS, gc_gettable_ctx_params),    \
+    FN (OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS, gc_settable_ctx_params),    \
+    { 0, NULL }                                                           \
+  };
+
+/* GCRY_CIPHER_SERPENT256 and GCRY_CIPHER_TWOFISH take shorter keys too
+ * (Serpent any up to 32 bytes, Twofish 16 or 32). */
+GC_ALGORITHM (serpent_ecb, GCRY_CIPHER_SERPENT256, GCRY_CIPHER_MODE_ECB,
+              EVP_CIPH_ECB_MODE, 32)
+GC_ALGORITHM (serpent_cbc, GCRY_CIPHER_SERPENT256, GCRY_CIPHER_MODE_CBC,
+              EVP_CIPH_CBC_MODE, 32)
+GC_ALGORITHM (twofish_ecb, GCRY_CIPHER_TWOFISH, GCRY_CIPHER_MODE_ECB,
+              EVP_CIPH_ECB_MODE, 32)
+GC_ALGORITHM (twofish_cbc, GCRY_CIPHER_TWOFISH, GCRY_CIPHER_MODE_CBC,
+              EVP_CIPH_CBC_MODE, 32)
+
+#define PROPS "provider=" PROVIDER_NAME
+static const OSSL_ALGORITHM ciphers[] = {
+  { "SERPENT-ECB", PROPS, fns_serpent_ecb, "Serpent ECB (libgcrypt)" },
+  { "SERPENT-CBC", PROPS, fns_serpent_cbc, "Serpent CBC (libgcrypt)" },
+  { "TWOFISH-ECB", PROPS, fns_twofish_ecb, "Twofish ECB (libgcrypt)" },
+  { "TWOFISH-CBC", PROPS, fns_twofish_cbc, "Twofish CBC (libgcrypt)" },
+  { NULL, NULL, NULL, NULL }
+};
+
+static const OSSL_ALGORITHM *
+query (void *provctx, int operation_id, int *no_cache)
+{
+  (void) provctx;
+  *no_cache = 0;
+  return operation_id == OSSL_OP_CIPHER ? ciphers : NULL;
+}
+
+static void
+teardown (void *provctx)
+{
+  (void) provctx;
+}
+
+static int
+provider_init (const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+               const OSSL_DISPATCH **out, void **provctx)
+{
+  static const OSSL_DISPATCH dispatch[] = {
+    FN (OSSL_FUNC_PROVIDER_QUERY_OPERATION, query),
+    FN (OSSL_FUNC_PROVIDER_TEARDOWN, teardown),
+    { 0, NULL }
+  };
+  (void) handle; (void) in;
+  *out = dispatch;
+  *provctx = (void *) dispatch;         /* any non-NULL value */
+  return 1;
+}
+
+static pthread_once_t libctx_once = PTHREAD_ONCE_INIT;
+static OSSL_LIB_CTX *gcrypt_libctx;
+
+/* gcry_check_version is libgcrypt's one required initialisation, and
+ * harmless when another library in the process has done it already. */
+static void
+make_libctx (void)
+{
+  OSSL_LIB_CTX *libctx;
+
+  if (gcry_check_version (GCRYPT_VERSION) == NULL)
+    return;
+  libctx = OSSL_LIB_CTX_new ();
+  if (libctx == NULL)
+    return;
+  if (OSSL_PROVIDER_add_builtin (libctx, PROVIDER_NAME,
+                                 provider_init) != 1 ||
+      OSSL_PROVIDER_load (libctx, PROVIDER_NAME) == NULL) {
+    OSSL_LIB_CTX_free (libctx);
+    ERR_clear_error ();
+    return;
+  }
+  gcrypt_libctx = libctx;
+}
+
+OSSL_LIB_CTX *
+gcrypt_provider_libctx (void)
+{
+  pthread_once (&libctx_once, make_libctx);
+  return gcrypt_libctx;
+}
