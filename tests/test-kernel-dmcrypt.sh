@@ -99,7 +99,12 @@ done
 # image; size[NAME] bytes of export.
 declare -A host_args read_args guest_open guest_close size
 drives=()
-letter () { printf "\\x$(printf %x $(( 97 + $1 )))"; }
+# The kernel's virtio disk names: vda … vdz, vdaa, vdab …
+letter ()
+{
+  if (( $1 >= 26 )); then letter $(( $1 / 26 - 1 )); fi
+  printf "\\x$(printf %x $(( 97 + $1 % 26 )))"
+}
 new_drive ()  # new_drive IMAGE: sets dev to its /dev/vdX in the guest
 {
   dev=/dev/vd$(letter ${#drives[@]})

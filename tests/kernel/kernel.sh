@@ -322,8 +322,16 @@ kernel_boot ()  # kernel_boot DIR SCRIPT [DRIVE...]
           -device virtserialport,chardev=out,name=dmcrypt.out
           -chardev "file,id=status,path=$d/status"
           -device virtserialport,chardev=status,name=dmcrypt.status)
+  # Drives sit behind PCI bridges of 31 slots each: the root bus has too
+  # few free slots for a batch of cases.  The guest names them /dev/vda,
+  # vdb … in the order given.
   for img; do
-    kqemu+=(-drive "file=$img,format=raw,if=virtio,cache=writeback")
+    if (( i % 31 == 0 )); then
+      kqemu+=(-device "pci-bridge,id=kbr$((i / 31)),chassis_nr=$((i / 31 + 1))")
+    fi
+    kqemu+=(-drive "file=$img,format=raw,if=none,id=kd$i,cache=writeback"
+            -device "virtio-blk-pci,drive=kd$i,bus=kbr$((i / 31)),addr=$(printf 0x%x $((i % 31 + 1)))")
+    i=$((i + 1))
   done
   kqemu+=("${kernel_qemu_args[@]}")
   _kernel_run_qemu "$d" "${KERNEL_BOOT_TIMEOUT:-600}"
