@@ -221,6 +221,8 @@ filter_after_fork (nbdkit_backend *nxdata)
       && lab_start () == 0
       && dm_start (volume.dm) == 0)
     return control_start ();
+  /* The socket was made before the fork: no volume answers on it. */
+  control_close ();
   if (!cl.run)
     return -1;
   failed_under_run = true;
