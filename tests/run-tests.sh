@@ -3,11 +3,21 @@
 #   tests/run-tests.sh            all tests
 #   tests/run-tests.sh unit       unit tests only
 #   tests/run-tests.sh PATTERN    tests whose name contains PATTERN
+# With DMCRYPT_FRONTEND=filter (make check-filter) the tests that never
+# serve a volume through a front end (the C unit tests and the shell
+# tests marked "# front-end: none") skip: they run the same code as in
+# make check.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 filter=${1:-}
 pass=0 failn=0 skipn=0 failed=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/dmcrypt-logs.XXXXXX")
+
+# Does test T serve nothing through the plugin or the filter?
+no_front_end ()
+{
+  [ "${1##*.}" != sh ] || grep -q '^# front-end: none$' "$1"
+}
 
 tests=()
 for t in tests/unit/test-*.c; do [ -e "$t" ] && tests+=("${t%.c}"); done
@@ -19,6 +29,11 @@ for t in "${tests[@]}"; do
   name=$(basename "$t")
   if [ -n "$filter" ] && [ "$filter" != unit ]; then
     case "$name" in *"$filter"*) ;; *) continue ;; esac
+  fi
+  if [ "${DMCRYPT_FRONTEND:-plugin}" = filter ] && no_front_end "$t"; then
+    skipn=$((skipn+1))
+    printf 'SKIP: %s: serves nothing through a front end (make check runs it)\n' "$name"
+    continue
   fi
   log="$logdir/$name.log"
   start=$(date +%s)

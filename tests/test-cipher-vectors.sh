@@ -5,6 +5,7 @@
 # digests (test-cipher --print-digests) are the same.  A change to the
 # oracle's ciphers, IV generators or sector loop that moves any vector
 # fails here.
+# front-end: none
 source "$(dirname "$0")/functions.sh"
 requires_oracle
 requires_cmd openssl

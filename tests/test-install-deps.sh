@@ -5,6 +5,7 @@
 # hidden by a PATH without the command, or by DMCRYPT_DEPS_HIDE.  Where
 # openssh-server is installed, the mark that keeps the system's sshd from
 # starting is made first (DMCRYPT_DEPS_SSHD_OFF: in the scratch directory).
+# front-end: none
 source "$(dirname "$0")/functions.sh"
 script="$topdir/tools/install-deps.sh"
 scratch

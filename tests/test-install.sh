@@ -2,6 +2,7 @@
 # make install puts the plugin where "nbdkit dmcrypt" finds it and the
 # filter where "nbdkit --filter=dmcrypt" finds it, with their man pages;
 # checked in a DESTDIR so the test needs no root.
+# front-end: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd make nbdkit pkg-config
 plugin_built_or_fail

@@ -5,6 +5,7 @@
 # every figure), its trace summaries (a row per run, the busy fraction
 # of each) and, with gnuplot, its PNG plots.  Speeds are not judged:
 # at these sizes the host limits every run.
+# front-end: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy fio openssl numfmt
 [ -z "${DMCRYPT_SANITIZER:-}" ] \

@@ -7,6 +7,7 @@
 #     images with a detached header, 512- and 4096-byte sectors and every
 #     IV generator the oracle claims.
 # Ends with a negative control: a wrong IV offset must be caught.
+# front-end: none
 source "$(dirname "$0")/functions.sh"
 requires_oracle
 requires_cmd cryptsetup qemu-img nbdkit nbdcopy

@@ -6,6 +6,7 @@
 # requests queued, never more IOs at the device than its queue depth;
 # every write chunk queued at the engine (Q) enters the block queue
 # once (I or M), and every request the device starts (D) completes (C).
+# front-end: none
 source "$(dirname "$0")/functions.sh"
 plugin_built_or_fail
 analyser_built_or_fail
