@@ -80,4 +80,9 @@ int luks_probe_header (const char *path, uint64_t *data_offset);
  * errno when PATH cannot be read.  Only the first 512 bytes are read. */
 int luks_probe_format (const char *path, enum luks_type *type);
 
+/* A format's name for messages ("FileVault2") and its type= value
+ * ("fvault2"). */
+const char *luks_format_name (enum luks_type type);
+const char *luks_format_param (enum luks_type type);
+
 #endif /* DMCRYPT_LUKS_H */

@@ -67,3 +67,25 @@ luks_probe_header (const char *path, uint64_t *data_offset)
   crypt_free (cd);
   return 1;
 }
+
+const char *
+luks_format_name (enum luks_type type)
+{
+  switch (type) {
+  case LUKS_FVAULT2: return "FileVault2";
+  case LUKS_V1: return "LUKS1";
+  case LUKS_V2: return "LUKS2";
+  default: return "LUKS";
+  }
+}
+
+const char *
+luks_format_param (enum luks_type type)
+{
+  switch (type) {
+  case LUKS_FVAULT2: return "fvault2";
+  case LUKS_V1: return "luks1";
+  case LUKS_V2: return "luks2";
+  default: return "luks";
+  }
+}

@@ -144,15 +144,26 @@ apply_flag_params (void)
 }
 
 /* A plain mapping that starts inside a LUKS header would overwrite it
- * with its first writes: only an explicit type=plain may do that. */
+ * with its first writes, and one over a format whose metadata is
+ * scattered through the volume (FileVault2) would overwrite that: only
+ * an explicit type=plain may do either. */
 static int
-check_plain_over_luks (void)
+check_plain_over_header (void)
 {
+  enum luks_type found;
   uint64_t data_offset;
   int r;
 
   if (params.type_given)
     return 0;
+  if (luks_probe_format (volume.data_path, &found) == 1
+      && found != LUKS_ANY) {
+    nbdkit_error ("%s has a %s header that this plain mapping would "
+                  "overwrite: open it with type=%s, or give type=plain "
+                  "to map it anyway", volume.image,
+                  luks_format_name (found), luks_format_param (found));
+    return -1;
+  }
   r = luks_probe_header (volume.data_path, &data_offset);
   if (r != 1 || (data_offset && volume.table.offset * 512 >= data_offset))
     return 0;
@@ -170,7 +181,7 @@ make_table (bool plain)
   if ((params.table ? crypt_table_parse (params.table, &volume.table)
        : table_from_params ()) == -1)
     return -1;
-  return check_plain_over_luks ();
+  return check_plain_over_header ();
 }
 
 static int

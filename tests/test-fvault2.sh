@@ -121,6 +121,14 @@ head -c 100M "$img" > t3.img
 refused "truncated inside the logical volume" "too small" t3.img \
   passphrase=+pw
 refused "key-slot=" "keyslot" "$img" passphrase=+pw key-slot=0
+xts_key=$(printf '%064d' 7)
+refused "a plain mapping over it" \
+  "has a FileVault2 header that this plain mapping would overwrite: open it with type=fvault2, or give type=plain" \
+  "$img" cipher=aes-xts-plain64 key="$xts_key"
+expect_equal "type=plain maps it anyway (size, bytes)" \
+  "$(stat -c %s "$img")" \
+  "$(serve_dmcrypt 'nbdinfo --size "$uri"' "$img" -r type=plain \
+       cipher=aes-xts-plain64 key="$xts_key")"
 
 echo "round trip on a copy, checked with the oracle"
 cp --sparse=always "$img" rw.img
