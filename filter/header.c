@@ -26,6 +26,8 @@
 #define MAX_HEADER    (1024 * 1024 * 1024)   /* LUKS2 allows 128 MiB of
                                                 keyslots; far beyond */
 #define COPY_CHUNK    (1024 * 1024)
+#define TCRYPT_HEAD   (64 * 1024 + 512)      /* up to the hidden header */
+#define TCRYPT_TAIL   (128 * 1024)           /* the backup headers */
 
 static uint64_t
 be (const uint8_t *p, unsigned n)
@@ -167,6 +169,51 @@ header_bytes (struct backend *lower, int fd, const char *path,
   *want = luks_probe_header (path, &data_offset) == 1 && data_offset > 0
     ? data_offset : LUKS2_DEFAULT;
   return 0;
+}
+
+/* The last TCRYPT_TAIL bytes of LOWER into FD at the same offsets. */
+static int
+copy_tail (struct backend *lower, int fd)
+{
+  struct copy_reader c = { .lower = lower, .fd = fd };
+  uint64_t from = lower->size > TCRYPT_TAIL ? lower->size - TCRYPT_TAIL : 0;
+  uint8_t *buf = malloc (TCRYPT_TAIL);
+  int r;
+
+  if (buf == NULL) {
+    nbdkit_error ("malloc: %m");
+    return -1;
+  }
+  r = copy_read (&c, buf, lower->size - from, from);
+  free (buf);
+  if (r == -1)
+    nbdkit_error ("copying the TCRYPT backup headers: %m");
+  return r;
+}
+
+int
+header_copy_tcrypt (struct backend *lower, char *path, size_t size)
+{
+  int fd = memfd_create ("dmcrypt-header", MFD_CLOEXEC);
+  uint64_t done = 0;
+
+  if (fd == -1) {
+    nbdkit_error ("memfd_create: %m");
+    return -1;
+  }
+  snprintf (path, size, "/proc/self/fd/%d", fd);
+  if (copy_to (lower, fd, &done, TCRYPT_HEAD) == -1
+      || copy_tail (lower, fd) == -1)
+    goto fail;
+  if (ftruncate (fd, lower->size) == -1) {
+    nbdkit_error ("copying the header: %m");
+    goto fail;
+  }
+  return fd;
+
+ fail:
+  close (fd);
+  return -1;
 }
 
 int

@@ -59,6 +59,13 @@ int fvault2_fill_params (struct crypt_device *cd,
                          const struct luks_unlock_params *p,
                          uint64_t data_size, struct crypt_table *t);
 
+/* tcrypt.c: luks_unlock for LUKS_TCRYPT: finds the header's key by
+ * PBKDF2 over the hashes and iteration counts TrueCrypt and VeraCrypt
+ * use, decrypts the header (tcrypt.h) and fills T as cryptsetup would
+ * map the volume.  Returns 0 or -1. */
+int tcrypt_unlock (const struct luks_unlock_params *p, uint64_t data_size,
+                   struct crypt_table *t, struct luks_info *info);
+
 /* key.c: unlocks a keyslot into t->key / t->key_size (secmem).
  * Returns the keyslot that opened, or -1. */
 int luks_fetch_volume_key (struct crypt_device *cd,
