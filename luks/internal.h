@@ -66,6 +66,20 @@ int fvault2_fill_params (struct crypt_device *cd,
 int tcrypt_unlock (const struct luks_unlock_params *p, uint64_t data_size,
                    struct crypt_table *t, struct luks_info *info);
 
+/* tcrypt-lib.c: the header through libcryptsetup (crypt_load with
+ * CRYPT_TCRYPT), as far as it can read it here.  Returns 1 with *LIB
+ * filled, 0 when it cannot (a cipher it lacks, a wrong passphrase:
+ * libcryptsetup says which only in its log). */
+struct tcrypt_lib
+{
+  char spec[64];                /* "aes-xts-plain64" */
+  uint8_t key[192];             /* crypt_volume_key_get's */
+  size_t key_size;              /* bytes */
+  uint64_t offset, iv_offset;   /* 512-byte sectors */
+};
+int tcrypt_lib_load (const struct luks_unlock_params *p,
+                     struct tcrypt_lib *lib);
+
 /* key.c: unlocks a keyslot into t->key / t->key_size (secmem).
  * Returns the keyslot that opened, or -1. */
 int luks_fetch_volume_key (struct crypt_device *cd,

@@ -6,7 +6,9 @@
  * header decrypted by tcrypt-hdr.c, and the table that
  * TCRYPT_activate would load: the data offset, IV offset and size
  * rules of TCRYPT_get_data_offset and TCRYPT_get_iv_offset.  A chain
- * of ciphers becomes one cascade mapping (crypto/cascade.h). */
+ * of ciphers becomes one cascade mapping (crypto/cascade.h).
+ * libcryptsetup reads the header first where it can (tcrypt-lib.c);
+ * its table and ours must then be the same. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -326,29 +328,56 @@ fill_info (const struct tcrypt_header *h, struct luks_info *info)
                 h->chain->cipher, h->chain->mode);
 }
 
+/* Where libcryptsetup read the header too, it must have read what we
+ * did: the table is then the one it would activate. */
+static int
+agree_with_lib (const struct luks_unlock_params *p,
+                const struct tcrypt_lib *lib, const struct crypt_table *t)
+{
+  const char *what = strcmp (lib->spec, t->cipher) != 0 ? "cipher"
+    : lib->key_size != t->key_size
+      || CRYPTO_memcmp (lib->key, t->key, t->key_size) != 0 ? "volume key"
+    : lib->offset != t->offset ? "data offset"
+    : lib->iv_offset != t->iv_offset ? "IV offset" : NULL;
+
+  if (what == NULL)
+    return 0;
+  nbdkit_error ("%s: libcryptsetup and dmcrypt read a different %s from "
+                "the TCRYPT header", data_name (p), what);
+  return -1;
+}
+
 int
 tcrypt_unlock (const struct luks_unlock_params *p, uint64_t data_size,
                struct crypt_table *t, struct luks_info *info)
 {
   struct tcrypt_header *h;
-  int r;
+  struct tcrypt_lib *lib;
+  int r, by_lib;
 
   memset (t, 0, sizeof *t);
   memset (info, 0, sizeof *info);
   if (check_params (p) == -1)
     return -1;
   h = secmem_alloc (sizeof *h);
-  if (h == NULL) {
+  lib = secmem_alloc (sizeof *lib);
+  if (h == NULL || lib == NULL) {
     nbdkit_error ("secmem_alloc: %m");
+    secmem_free (h, sizeof *h);
+    secmem_free (lib, sizeof *lib);
     return -1;
   }
+  by_lib = tcrypt_lib_load (p, lib);
   r = find_header (p, data_size, h);
   if (r == 0)
     r = fill_table (p, h, data_size, t);
+  if (r == 0 && by_lib)
+    r = agree_with_lib (p, lib, t);
   if (r == 0)
     fill_info (h, info);
   else
     crypt_table_free (t);
   secmem_free (h, sizeof *h);
+  secmem_free (lib, sizeof *lib);
   return r;
 }

@@ -7,7 +7,8 @@
 # files, an empty and a 72-byte passphrase; every cipher, cascade, mode
 # and hash.  What the kernel cannot map is refused in one line, the
 # image untouched.  The volume key equals cryptsetup tcryptDump's where
-# libcryptsetup can decrypt the header here (AES), the table's cascade
+# libcryptsetup can decrypt the header here (AES), where it also reads
+# the header itself and agrees with ours; the table's cascade
 # decrypts the same through the oracle, a write lands where the oracle
 # reads it and leaves the headers alone, -r writes nothing.
 #
@@ -136,24 +137,24 @@ if [ "${DMCRYPT_TCRYPT_ALL:-0}" = 1 ]; then
     case $image in *nopw*) pwarg=() ;; esac
     opens "$image" DEAD-BABE "${pwarg[@]}" "${kf[@]}"
   done
-fi
 
-echo "a whole-disk system volume: the partition inside the mapping"
-# cryptsetup maps a system volume on a device without partitions from
-# the encrypted area to the end; the disk put back together (the
-# unencrypted start of the image, then the mapping) holds the MBR's
-# partition with the filesystem at its start.
-image=sys_vc_1_mbr_full-sha256-xts-aes
-rm -f export.img
-timeout "$compat_timeout" nbdkit -r -U - "$plugin" "$imgs/$image" \
-  type=tcrypt passphrase=+pw tcrypt-system=1 tcrypt-hash=sha256 \
-  --run 'nbdcopy "$uri" export.img' </dev/null || fail "$image: did not open"
-cp "$imgs/$image" disk.img
-dd if=export.img of=disk.img bs=512 conv=notrunc status=none \
-  seek=$(( ($(stat -c %s disk.img) - $(stat -c %s export.img)) / 512 ))
-part_start=$(od -An -tu4 -j $((446 + 8)) -N4 disk.img | tr -d ' ')
-expect_equal "$image: partition UUID" DEAD-BABE \
-  "$(blkid -p -O $((part_start * 512)) -s UUID -o value disk.img)"
+  echo "a whole-disk system volume: the partition inside the mapping"
+  # cryptsetup maps a system volume on a device without partitions from
+  # the encrypted area to the end; the disk put back together (the
+  # unencrypted start of the image, then the mapping) holds the MBR's
+  # partition with the filesystem at its start.
+  image=sys_vc_1_mbr_full-sha256-xts-aes
+  rm -f export.img
+  timeout "$compat_timeout" nbdkit -r -U - "$plugin" "$imgs/$image" \
+    type=tcrypt passphrase=+pw tcrypt-system=1 tcrypt-hash=sha256 \
+    --run 'nbdcopy "$uri" export.img' </dev/null || fail "$image: did not open"
+  cp "$imgs/$image" disk.img
+  dd if=export.img of=disk.img bs=512 conv=notrunc status=none \
+    seek=$(( ($(stat -c %s disk.img) - $(stat -c %s export.img)) / 512 ))
+  part_start=$(od -An -tu4 -j $((446 + 8)) -N4 disk.img | tr -d ' ')
+  expect_equal "$image: partition UUID" DEAD-BABE \
+    "$(blkid -p -O $((part_start * 512)) -s UUID -o value disk.img)"
+fi
 
 echo "volume keys: cryptsetup tcryptDump where it can decrypt the header"
 if command -v cryptsetup >/dev/null; then
@@ -173,6 +174,14 @@ if command -v cryptsetup >/dev/null; then
 else
   echo "  (cryptsetup is not installed: no key comparison)"
 fi
+
+echo "libcryptsetup reads the header where it can, and agrees"
+timeout "$compat_timeout" nbdkit -v -r -U - "$plugin" \
+  "$imgs/tc_5-sha512-xts-aes" type=tcrypt passphrase=+pw tcrypt-hash=sha512 \
+  --run 'nbdinfo --size "$uri"' </dev/null >lib.log 2>&1 \
+  || { cat lib.log; fail "tc_5-sha512-xts-aes -v did not open"; }
+grep -q "libcryptsetup reads the header: aes-xts-plain64" lib.log \
+  || { grep TCRYPT lib.log; fail "libcryptsetup did not read the AES header"; }
 
 echo "dmcryptctl: a cascade is one table line, the oracle decrypts it"
 image=tc_5-sha512-xts-serpent-twofish-aes
@@ -254,9 +263,6 @@ refused "two key files for LUKS" "keyfile given more than once" \
   tc_5-sha512-xts-aes "${kf[@]}"
 refused "key-slot" "no keyslots|not type=tcrypt" tc_5-sha512-xts-aes \
   type=tcrypt passphrase=+pw key-slot=0
-refused "hidden header absent" "no TCRYPT hidden header matched" \
-  tc_5-sha512-xts-aes type=tcrypt passphrase=+pw tcrypt-hidden=1 \
-  tcrypt-hash=sha512
 refused "missing key file" "key file .*No such file" tc_5-sha512-xts-aes \
   type=tcrypt passphrase=+pw keyfile=/nonexistent tcrypt-hash=sha512
 if [ "${DMCRYPT_TCRYPT_ALL:-0}" = 1 ]; then
