@@ -17,6 +17,7 @@
 
 #include <nbdkit-filter.h>
 
+#include "../common/endian.h"
 #include "../luks/fvault2.h"
 #include "../luks/luks.h"
 #include "filter.h"
@@ -28,16 +29,6 @@
 #define COPY_CHUNK    (1024 * 1024)
 #define TCRYPT_HEAD   (64 * 1024 + 512)      /* up to the hidden header */
 #define TCRYPT_TAIL   (128 * 1024)           /* the backup headers */
-
-static uint64_t
-be (const uint8_t *p, unsigned n)
-{
-  uint64_t v = 0;
-
-  while (n--)
-    v = v << 8 | *p++;
-  return v;
-}
 
 /* The first WANT bytes of LOWER (at most its size) into FD, from DONE
  * on. */
@@ -90,8 +81,8 @@ secondary_header_size (struct backend *lower)
   for (off = 16 * 1024; luks2_header_size_valid (off); off *= 2)
     if (off + sizeof h <= lower->size
         && backend_pread (lower, h, sizeof h, off) == 0
-        && memcmp (h, "SKUL\xba\xbe", 6) == 0 && be (h + 6, 2) == 2
-        && be (h + 8, 8) == off)
+        && memcmp (h, "SKUL\xba\xbe", 6) == 0 && get_be (h + 6, 2) == 2
+        && get_be (h + 8, 8) == off)
       return off;
   return 0;
 }
@@ -152,14 +143,14 @@ header_bytes (struct backend *lower, int fd, const char *path,
   if (fvault2_has_magic (h, sizeof h))
     return copy_fvault2 (lower, fd);
   magic = memcmp (h, "LUKS\xba\xbe", 6) == 0;
-  if (magic && be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
-    *want = be (h + 104, 4) * 512;
+  if (magic && get_be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
+    *want = get_be (h + 104, 4) * 512;
     return 0;
   }
   /* LUKS2: both binary headers with their JSON areas, then the JSON's
    * data segment offset. */
-  if (magic && luks2_header_size_valid (be (h + 8, 8)))
-    area = be (h + 8, 8);
+  if (magic && luks2_header_size_valid (get_be (h + 8, 8)))
+    area = get_be (h + 8, 8);
   else
     area = secondary_header_size (lower);
   if (area == 0)

@@ -16,25 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/endian.h"
 #include "../luks/tcrypt.h"
 #include "fuzz.h"
-
-static uint8_t *
-padded (const uint8_t *data, size_t n, size_t size)
-{
-  uint8_t *buf = calloc (1, size);
-
-  if (buf == NULL)
-    abort ();
-  memcpy (buf, data, n < size ? n : size);
-  return buf;
-}
-
-static uint32_t
-be32 (const uint8_t *p)
-{
-  return (uint32_t) p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
-}
 
 static void
 check_accepted (const uint8_t *plain, bool veracrypt,
@@ -43,7 +27,7 @@ check_accepted (const uint8_t *plain, bool veracrypt,
   if (memcmp (plain, "TRUE", 4) != 0
       && !(veracrypt && memcmp (plain, "VERA", 4) == 0))
     fuzz_fail ("accepted a header without its magic");
-  if (tcrypt_crc32 (plain + 192, TCRYPT_KEYS_BYTES) != be32 (plain + 8))
+  if (tcrypt_crc32 (plain + 192, TCRYPT_KEYS_BYTES) != get_be (plain + 8, 4))
     fuzz_fail ("accepted a key area whose CRC does not match");
   if (memcmp (h->keys, plain + 192, TCRYPT_KEYS_BYTES) != 0)
     fuzz_fail ("the keys are not the header's");
@@ -55,8 +39,8 @@ static void
 fuzz_parse (const uint8_t *data, size_t size)
 {
   bool veracrypt = size > 0 && (data[0] & 1);
-  uint8_t *plain = padded (size ? data + 1 : data, size ? size - 1 : 0,
-                           TCRYPT_ENC_BYTES);
+  uint8_t *plain = fuzz_padded (size ? data + 1 : data, size ? size - 1 : 0,
+                                TCRYPT_ENC_BYTES);
   struct tcrypt_header h;
   char why[64] = "";
 
@@ -72,7 +56,8 @@ fuzz_parse (const uint8_t *data, size_t size)
 static void
 fuzz_decrypt (const uint8_t *data, size_t size)
 {
-  uint8_t *in = padded (data, size, TCRYPT_HDR_KEY_BYTES + TCRYPT_HDR_BYTES);
+  uint8_t *in = fuzz_padded (data, size,
+                             TCRYPT_HDR_KEY_BYTES + TCRYPT_HDR_BYTES);
   uint8_t key[TCRYPT_VOLUME_KEY_MAX];
   struct tcrypt_header h;
   char spec[64];

@@ -52,4 +52,8 @@ void fuzz_fail (const char *why, ...)
  * aborts when out of memory. */
 char *fuzz_strndup (const uint8_t *data, size_t size);
 
+/* The first SIZE bytes of DATA (N bytes), zeros after its end, in a
+ * malloc'd buffer; aborts when out of memory. */
+uint8_t *fuzz_padded (const uint8_t *data, size_t n, size_t size);
+
 #endif /* DMCRYPT_FUZZ_H */

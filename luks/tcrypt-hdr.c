@@ -7,6 +7,7 @@
 
 #include <openssl/crypto.h>
 
+#include "../common/endian.h"
 #include "../common/log.h"
 #include "../crypto/cipher.h"
 #include "tcrypt.h"
@@ -124,16 +125,6 @@ tcrypt_pool_add_keyfile (uint8_t *pool, size_t pool_bytes,
   }
 }
 
-static uint64_t
-be (const uint8_t *p, unsigned n)
-{
-  uint64_t v = 0;
-
-  while (n--)
-    v = v << 8 | *p++;
-  return v;
-}
-
 /* Field offsets in the decrypted part. */
 enum {
   OFF_MAGIC = 0, OFF_VERSION = 4, OFF_VERSION_TC = 6, OFF_KEYS_CRC = 8,
@@ -146,7 +137,7 @@ int
 tcrypt_parse_header (const uint8_t *plain, bool veracrypt,
                      struct tcrypt_header *h, char *why, size_t why_size)
 {
-  uint16_t version = be (plain + OFF_VERSION, 2);
+  uint16_t version = get_be (plain + OFF_VERSION, 2);
 
   if (memcmp (plain + OFF_MAGIC, "TRUE", 4) != 0
       && !(veracrypt && memcmp (plain + OFF_MAGIC, "VERA", 4) == 0)) {
@@ -155,26 +146,26 @@ tcrypt_parse_header (const uint8_t *plain, bool veracrypt,
   }
   /* Headers of version 3 and before have no header CRC. */
   if (version > 3 && tcrypt_crc32 (plain, OFF_HEADER_CRC)
-      != be (plain + OFF_HEADER_CRC, 4)) {
+      != get_be (plain + OFF_HEADER_CRC, 4)) {
     snprintf (why, why_size, "header CRC mismatch");
     return -1;
   }
   if (tcrypt_crc32 (plain + OFF_KEYS, TCRYPT_KEYS_BYTES)
-      != be (plain + OFF_KEYS_CRC, 4)) {
+      != get_be (plain + OFF_KEYS_CRC, 4)) {
     snprintf (why, why_size, "key area CRC mismatch");
     return -1;
   }
   h->veracrypt = plain[OFF_MAGIC] == 'V';
   h->version = version;
-  h->version_tc = be (plain + OFF_VERSION_TC, 2);
-  h->hidden_volume_size = be (plain + OFF_HIDDEN_SIZE, 8);
-  h->volume_size = be (plain + OFF_VOLUME_SIZE, 8);
-  h->mk_offset = be (plain + OFF_MK_OFFSET, 8);
+  h->version_tc = get_be (plain + OFF_VERSION_TC, 2);
+  h->hidden_volume_size = get_be (plain + OFF_HIDDEN_SIZE, 8);
+  h->volume_size = get_be (plain + OFF_VOLUME_SIZE, 8);
+  h->mk_offset = get_be (plain + OFF_MK_OFFSET, 8);
   if (h->mk_offset == 0)
     h->mk_offset = 512;
-  h->mk_size = be (plain + OFF_MK_SIZE, 8);
-  h->flags = be (plain + OFF_FLAGS, 4);
-  h->sector_size = be (plain + OFF_SECTOR_SIZE, 4);
+  h->mk_size = get_be (plain + OFF_MK_SIZE, 8);
+  h->flags = get_be (plain + OFF_FLAGS, 4);
+  h->sector_size = get_be (plain + OFF_SECTOR_SIZE, 4);
   if (h->sector_size == 0)
     h->sector_size = 512;
   memcpy (h->keys, plain + OFF_KEYS, TCRYPT_KEYS_BYTES);
