@@ -36,6 +36,7 @@ static const struct tcrypt_kdf
 } kdfs[] = {
   { "ripemd160", 2000, false, 0, 0 }, { "ripemd160", 1000, false, 0, 0 },
   { "sha512", 1000, false, 0, 0 }, { "whirlpool", 1000, false, 0, 0 },
+  { "sha1", 2000, false, 0, 0 },              /* TrueCrypt's CBC modes */
   { "sha512", 500000, true, 15000, 1000 },
   { "whirlpool", 500000, true, 15000, 1000 },
   { "sha256", 500000, true, 15000, 1000 },
@@ -46,7 +47,6 @@ static const struct tcrypt_kdf
 
 /* Hashes cryptsetup names that we refuse, with the reason. */
 static const struct { const char *hash, *why; } refused_hashes[] = {
-  { "sha1", "TrueCrypt 1-4 CBC volumes, which the kernel cannot map" },
   { "stribog512", "Streebog: cryptsetup 2.6.1 cannot open these either" },
   { "blake2s-256", "VeraCrypt 1.26 BLAKE2s: cryptsetup 2.6.1 cannot open "
     "these either" },
@@ -77,7 +77,7 @@ check_hash (const struct luks_unlock_params *p)
     if (strcmp (p->tcrypt_hash, kdfs[i].hash) == 0)
       return 0;
   nbdkit_error ("tcrypt-hash: unknown hash '%s' (expected sha512, sha256, "
-                "whirlpool or ripemd160)", p->tcrypt_hash);
+                "whirlpool, ripemd160 or sha1)", p->tcrypt_hash);
   return -1;
 }
 
@@ -184,6 +184,22 @@ kdf_wanted (const struct luks_unlock_params *p, const struct tcrypt_kdf *k)
   return !p->veracrypt_pim || k->veracrypt;
 }
 
+/* A TrueCrypt CBC header (before 4.1) that KEY opens is refused by
+ * its name: -1 after nbdkit_error; else 0. */
+static int
+refuse_legacy (const struct luks_unlock_params *p, const uint8_t *sector,
+               const uint8_t *key)
+{
+  const char *cipher = tcrypt_legacy_chain (sector, key);
+
+  if (cipher == NULL)
+    return 0;
+  nbdkit_error ("%s: a TrueCrypt %s-cbc-tcw volume (TrueCrypt before 4.1): "
+                "the kernel cannot map TrueCrypt's CBC modes, nor can "
+                "dmcrypt", data_name (p), cipher);
+  return -1;
+}
+
 /* Tries every derivation on SECTOR: 1 with *H, 0 for none, -1. */
 static int
 try_kdfs (const struct luks_unlock_params *p, const uint8_t *sector,
@@ -207,6 +223,8 @@ try_kdfs (const struct luks_unlock_params *p, const uint8_t *sector,
       r = -1;
     else
       r = tcrypt_decrypt_header (sector, key, true, h);
+    if (r == 0 && !kdfs[i].veracrypt)
+      r = refuse_legacy (p, sector, key);
   }
   OPENSSL_cleanse (key, sizeof key);
   return r;

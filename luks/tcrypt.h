@@ -80,6 +80,11 @@ int tcrypt_parse_header (const uint8_t *plain, bool veracrypt,
 int tcrypt_decrypt_header (const uint8_t *sector, const uint8_t *key,
                            bool veracrypt, struct tcrypt_header *h);
 
+/* tcrypt-legacy.c: when SECTOR decrypts with KEY as a TrueCrypt 1-4
+ * single-cipher CBC header ("cbc-tcw"), which the kernel cannot map,
+ * the cipher's name ("aes", "cast5"), else NULL. */
+const char *tcrypt_legacy_chain (const uint8_t *sector, const uint8_t *key);
+
 /* The chains cryptsetup knows that we cannot decrypt (Kuznyechik), as
  * text for messages: "kuznyechik". */
 extern const char tcrypt_unavailable_ciphers[];
