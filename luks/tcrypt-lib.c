@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libcryptsetup.h>
 #include <openssl/crypto.h>
@@ -44,6 +45,20 @@ fill (struct crypt_device *cd, struct tcrypt_lib *lib)
   return 0;
 }
 
+/* Key files are read twice, by libcryptsetup and by us: only regular
+ * files can be (a pipe, /dev/fd/N, gives its bytes once). */
+static bool
+keyfiles_rereadable (const struct luks_unlock_params *p)
+{
+  struct stat st;
+  size_t i;
+
+  for (i = 0; i < p->keyfiles_count; i++)
+    if (stat (p->keyfiles[i], &st) == -1 || !S_ISREG (st.st_mode))
+      return false;
+  return true;
+}
+
 int
 tcrypt_lib_load (const struct luks_unlock_params *p, struct tcrypt_lib *lib)
 {
@@ -60,6 +75,11 @@ tcrypt_lib_load (const struct luks_unlock_params *p, struct tcrypt_lib *lib)
   int r;
 
   memset (lib, 0, sizeof *lib);
+  if (!keyfiles_rereadable (p)) {
+    nbdkit_debug ("TCRYPT: a key file is not a regular file: only dmcrypt "
+                  "reads the header");
+    return 0;
+  }
   luks_log_start ();
   crypt_metadata_locking (NULL, 0);
   r = crypt_init (&cd, p->data_path);

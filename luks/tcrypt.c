@@ -136,15 +136,38 @@ header_offsets (const struct luks_unlock_params *p, int64_t *offs)
   return 1;
 }
 
+/* Mixes the first TCRYPT_KEYFILE_MAX bytes of the key file PATH into
+ * POOL (POOL_BYTES).  Returns 0, or -1 after nbdkit_error. */
+static int
+mix_keyfile (const char *path, uint8_t *pool, size_t pool_bytes)
+{
+  uint8_t *data = secmem_alloc (TCRYPT_KEYFILE_MAX);
+  size_t got = 0;
+  ssize_t n = 0;
+  int fd = -1;
+
+  if (data == NULL || (fd = open (path, O_RDONLY | O_CLOEXEC)) == -1)
+    n = -1;
+  /* A pipe (/dev/fd/N) may give it in pieces. */
+  while (n != -1 && got < TCRYPT_KEYFILE_MAX
+         && (n = read (fd, data + got, TCRYPT_KEYFILE_MAX - got)) > 0)
+    got += n;
+  if (n == -1)
+    nbdkit_error ("key file %s: %m", path);
+  else
+    tcrypt_pool_add_keyfile (pool, pool_bytes, data, got);
+  if (fd != -1)
+    close (fd);
+  secmem_free (data, TCRYPT_KEYFILE_MAX);
+  return n == -1 ? -1 : 0;
+}
+
 /* The passphrase with the key files mixed in, as TCRYPT_init_hdr makes
  * it: POOL (VERACRYPT_POOL_BYTES) and its length in *LEN. */
 static int
 make_secret (const struct luks_unlock_params *p, uint8_t *pool, size_t *len)
 {
   size_t pw = p->passphrase ? p->passphrase_size : 0, max, i;
-  uint8_t *data;
-  ssize_t n;
-  int fd;
 
   /* VeraCrypt's pool grows with a passphrase over 64 bytes. */
   max = pw > TCRYPT_POOL_BYTES ? VERACRYPT_POOL_BYTES : TCRYPT_POOL_BYTES;
@@ -154,21 +177,9 @@ make_secret (const struct luks_unlock_params *p, uint8_t *pool, size_t *len)
     return -1;
   }
   memset (pool, 0, VERACRYPT_POOL_BYTES);
-  for (i = 0; i < p->keyfiles_count; i++) {
-    data = secmem_alloc (TCRYPT_KEYFILE_MAX);
-    fd = open (p->keyfiles[i], O_RDONLY | O_CLOEXEC);
-    n = fd == -1 || data == NULL ? -1
-      : read (fd, data, TCRYPT_KEYFILE_MAX);
-    if (n == -1)
-      nbdkit_error ("key file %s: %m", p->keyfiles[i]);
-    else
-      tcrypt_pool_add_keyfile (pool, max, data, n);
-    if (fd != -1)
-      close (fd);
-    secmem_free (data, TCRYPT_KEYFILE_MAX);
-    if (n == -1)
+  for (i = 0; i < p->keyfiles_count; i++)
+    if (mix_keyfile (p->keyfiles[i], pool, max) == -1)
       return -1;
-  }
   for (i = 0; i < pw; i++)
     pool[i] += (uint8_t) p->passphrase[i];
   *len = p->keyfiles_count ? max : pw;

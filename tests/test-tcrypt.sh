@@ -101,6 +101,16 @@ opens tck_5-sha512-xts-aes DEAD-BABE passphrase=+pw "${kf[@]}" \
   tcrypt-hash=sha512
 opens vck_1_nopw-sha512-xts-aes DEAD-BABE "${kf[@]}" tcrypt-hash=sha512
 
+echo "a key file through a pipe (/dev/fd/3), whose bytes come once"
+rm -f export.img
+timeout "$compat_timeout" nbdkit -r -U - "$plugin" \
+  "$imgs/tck_5-sha512-xts-aes" type=tcrypt passphrase=+pw \
+  keyfile=/dev/fd/3 keyfile="$imgs/keyfile2" tcrypt-hash=sha512 \
+  --run 'nbdcopy "$uri" export.img' 3< <(cat "$imgs/keyfile1") </dev/null \
+  || fail "key file through a pipe: did not open"
+expect_equal "key file through a pipe" DEAD-BABE \
+  "$(blkid -p -s UUID -o value export.img)"
+
 if [ "${DMCRYPT_TCRYPT_ALL:-0}" = 1 ]; then
   echo "DMCRYPT_TCRYPT_ALL: every image the kernel maps"
   for path in "$imgs"/[tv]c_*; do
