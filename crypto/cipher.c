@@ -10,6 +10,7 @@
 
 #include "../common/log.h"
 #include "block_cipher.h"
+#include "cascade.h"
 #include "cipher.h"
 #include "cipher_spec.h"
 #include "ctx_pool.h"
@@ -55,7 +56,19 @@ struct sector_cipher
   bool iv_large_sectors;
   struct lrw_key *lrw;          /* secmem, for XF_LRW */
   struct ctx_pool *pool;
+  struct cascade *cascade;      /* a chain of ciphers: all else unused */
 };
+
+/* Whether SPEC chains several ciphers (cascade.h); -1 after
+ * nbdkit_error for a chain too long. */
+static int
+is_cascade (const char *spec)
+{
+  char layer[CASCADE_MAX_LAYERS][CASCADE_LAYER_SPEC_MAX];
+  int n = cascade_split (spec, layer);
+
+  return n > 0 ? 1 : n;
+}
 
 static const char *const chain_modes[] = {
   [CHAIN_ECB] = "ECB", [CHAIN_CBC] = "CBC", [CHAIN_XTS] = "XTS",
@@ -121,7 +134,10 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
   struct cipher_spec s;
   enum transform xf;
   size_t cipher_key_bytes;
+  int cascade = is_cascade (spec);
 
+  if (cascade != 0)
+    return cascade == 1 ? cascade_check_spec (spec, key_size) : -1;
   if (cipher_spec_parse (spec, &s) == -1 ||
       cipher_spec_check_key (&s, spec, key_size) == -1)
     return -1;
@@ -234,6 +250,16 @@ sector_cipher_new (const struct sector_cipher_params *p)
     nbdkit_error ("calloc: %m");
     return NULL;
   }
+  c->sector_bytes = p->sector_size;
+  switch (is_cascade (p->spec)) {
+  case 1:
+    c->cascade = cascade_new (p);
+    if (c->cascade == NULL)
+      goto fail;
+    return c;
+  case -1:
+    goto fail;
+  }
   if (cipher_spec_parse (p->spec, &c->spec) == -1 ||
       cipher_spec_check_key (&c->spec, p->spec, p->key_size) == -1)
     goto fail;
@@ -277,6 +303,7 @@ sector_cipher_free (struct sector_cipher *c)
   if (c == NULL)
     return;
   ctx_pool_free (c->pool);
+  cascade_free (c->cascade);
   secmem_free (c->lrw, sizeof *c->lrw);
   free (c);
 }
@@ -428,6 +455,8 @@ convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
   uint8_t iv[IV_MAX_BYTES];
   size_t off;
 
+  if (c->cascade)
+    return cascade_convert (c->cascade, dst, src, nbytes, sector, encrypt);
   if (nbytes % c->sector_bytes != 0 || sector % sectors_per_unit != 0) {
     nbdkit_error ("sector_cipher: %zu bytes at sector %" PRIu64 " are not "
                   "whole %u-byte sectors", nbytes, sector, c->sector_bytes);

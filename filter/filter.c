@@ -198,7 +198,8 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   volume.lower = backend_next_open (shared, serialise, readonly);
   if (volume.lower == NULL)
     return -1;
-  header_fd = header_copy (volume.lower, header_path, sizeof header_path);
+  header_fd = (params.type == VT_TCRYPT ? header_copy_tcrypt : header_copy)
+    (volume.lower, header_path, sizeof header_path);
   if (header_fd == -1)
     return -1;
   volume.image = params.layer_file ? params.layer_file : FILTER_IMAGE_LABEL;

@@ -17,4 +17,10 @@
  * nbdkit_error. */
 int header_copy (struct backend *lower, char *path, size_t size);
 
+/* The same for a TrueCrypt/VeraCrypt volume, which has no magic to say
+ * how much to copy: the first 64 KiB and a sector (the normal, system
+ * and hidden headers) and the last 128 KiB (the backup headers and
+ * TrueCrypt 5's hidden one), in a sparse copy as long as LOWER. */
+int header_copy_tcrypt (struct backend *lower, char *path, size_t size);
+
 #endif /* DMCRYPT_FILTER_H */

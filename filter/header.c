@@ -17,6 +17,7 @@
 
 #include <nbdkit-filter.h>
 
+#include "../common/endian.h"
 #include "../luks/fvault2.h"
 #include "../luks/luks.h"
 #include "filter.h"
@@ -26,16 +27,8 @@
 #define MAX_HEADER    (1024 * 1024 * 1024)   /* LUKS2 allows 128 MiB of
                                                 keyslots; far beyond */
 #define COPY_CHUNK    (1024 * 1024)
-
-static uint64_t
-be (const uint8_t *p, unsigned n)
-{
-  uint64_t v = 0;
-
-  while (n--)
-    v = v << 8 | *p++;
-  return v;
-}
+#define TCRYPT_HEAD   (64 * 1024 + 512)      /* up to the hidden header */
+#define TCRYPT_TAIL   (128 * 1024)           /* the backup headers */
 
 /* The first WANT bytes of LOWER (at most its size) into FD, from DONE
  * on. */
@@ -88,8 +81,8 @@ secondary_header_size (struct backend *lower)
   for (off = 16 * 1024; luks2_header_size_valid (off); off *= 2)
     if (off + sizeof h <= lower->size
         && backend_pread (lower, h, sizeof h, off) == 0
-        && memcmp (h, "SKUL\xba\xbe", 6) == 0 && be (h + 6, 2) == 2
-        && be (h + 8, 8) == off)
+        && memcmp (h, "SKUL\xba\xbe", 6) == 0 && get_be (h + 6, 2) == 2
+        && get_be (h + 8, 8) == off)
       return off;
   return 0;
 }
@@ -150,14 +143,14 @@ header_bytes (struct backend *lower, int fd, const char *path,
   if (fvault2_has_magic (h, sizeof h))
     return copy_fvault2 (lower, fd);
   magic = memcmp (h, "LUKS\xba\xbe", 6) == 0;
-  if (magic && be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
-    *want = be (h + 104, 4) * 512;
+  if (magic && get_be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
+    *want = get_be (h + 104, 4) * 512;
     return 0;
   }
   /* LUKS2: both binary headers with their JSON areas, then the JSON's
    * data segment offset. */
-  if (magic && luks2_header_size_valid (be (h + 8, 8)))
-    area = be (h + 8, 8);
+  if (magic && luks2_header_size_valid (get_be (h + 8, 8)))
+    area = get_be (h + 8, 8);
   else
     area = secondary_header_size (lower);
   if (area == 0)
@@ -167,6 +160,51 @@ header_bytes (struct backend *lower, int fd, const char *path,
   *want = luks_probe_header (path, &data_offset) == 1 && data_offset > 0
     ? data_offset : LUKS2_DEFAULT;
   return 0;
+}
+
+/* The last TCRYPT_TAIL bytes of LOWER into FD at the same offsets. */
+static int
+copy_tail (struct backend *lower, int fd)
+{
+  struct copy_reader c = { .lower = lower, .fd = fd };
+  uint64_t from = lower->size > TCRYPT_TAIL ? lower->size - TCRYPT_TAIL : 0;
+  uint8_t *buf = malloc (TCRYPT_TAIL);
+  int r;
+
+  if (buf == NULL) {
+    nbdkit_error ("malloc: %m");
+    return -1;
+  }
+  r = copy_read (&c, buf, lower->size - from, from);
+  free (buf);
+  if (r == -1)
+    nbdkit_error ("copying the TCRYPT backup headers: %m");
+  return r;
+}
+
+int
+header_copy_tcrypt (struct backend *lower, char *path, size_t size)
+{
+  int fd = memfd_create ("dmcrypt-header", MFD_CLOEXEC);
+  uint64_t done = 0;
+
+  if (fd == -1) {
+    nbdkit_error ("memfd_create: %m");
+    return -1;
+  }
+  snprintf (path, size, "/proc/self/fd/%d", fd);
+  if (copy_to (lower, fd, &done, TCRYPT_HEAD) == -1
+      || copy_tail (lower, fd) == -1)
+    goto fail;
+  if (ftruncate (fd, lower->size) == -1) {
+    nbdkit_error ("copying the header: %m");
+    goto fail;
+  }
+  return fd;
+
+ fail:
+  close (fd);
+  return -1;
 }
 
 int

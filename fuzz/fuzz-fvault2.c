@@ -50,22 +50,10 @@ check_size (const struct fvault2_layout *l)
                (unsigned long long) l->volume_size);
 }
 
-/* DATA copied into a zeroed buffer of SIZE bytes. */
-static uint8_t *
-padded (const uint8_t *data, size_t n, size_t size)
-{
-  uint8_t *buf = calloc (1, size);
-
-  if (buf == NULL)
-    abort ();
-  memcpy (buf, data, n < size ? n : size);
-  return buf;
-}
-
 static void
 fuzz_block (const uint8_t *data, size_t size)
 {
-  uint8_t *block = padded (data, size, FVAULT2_BLOCK_BYTES);
+  uint8_t *block = fuzz_padded (data, size, FVAULT2_BLOCK_BYTES);
   struct fvault2_layout l = { .block_size = 4096 };
   unsigned found = 0;
   char why[256] = "";
@@ -80,7 +68,7 @@ fuzz_block (const uint8_t *data, size_t size)
 static void
 fuzz_header (const uint8_t *data, size_t size)
 {
-  uint8_t *head = padded (data, size, FVAULT2_HEADER_BYTES);
+  uint8_t *head = fuzz_padded (data, size, FVAULT2_HEADER_BYTES);
   struct fvault2_header h;
   char why[256] = "";
 

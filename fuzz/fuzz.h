@@ -28,6 +28,7 @@ int fuzz_cipher_spec (const uint8_t *data, size_t size);
 int fuzz_params (const uint8_t *data, size_t size);
 int fuzz_control_proto (const uint8_t *data, size_t size);
 int fuzz_fvault2 (const uint8_t *data, size_t size);
+int fuzz_tcrypt (const uint8_t *data, size_t size);
 
 /* Errors reported through the nbdkit_error stand-in since the last
  * fuzz_log_reset: their number, and all of them, each line ended by a
@@ -50,5 +51,9 @@ void fuzz_fail (const char *why, ...)
 /* DATA as a NUL-terminated malloc'd string (a NUL inside ends it);
  * aborts when out of memory. */
 char *fuzz_strndup (const uint8_t *data, size_t size);
+
+/* The first SIZE bytes of DATA (N bytes), zeros after its end, in a
+ * malloc'd buffer; aborts when out of memory. */
+uint8_t *fuzz_padded (const uint8_t *data, size_t n, size_t size);
 
 #endif /* DMCRYPT_FUZZ_H */

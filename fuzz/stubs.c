@@ -72,6 +72,17 @@ fuzz_strndup (const uint8_t *data, size_t size)
   return s;
 }
 
+uint8_t *
+fuzz_padded (const uint8_t *data, size_t n, size_t size)
+{
+  uint8_t *buf = calloc (1, size);
+
+  if (buf == NULL)
+    abort ();
+  memcpy (buf, data, n < size ? n : size);
+  return buf;
+}
+
 void nbdkit_verror (const char *fmt, va_list args);
 void nbdkit_error (const char *fmt, ...);
 void nbdkit_vdebug (const char *fmt, va_list args);

@@ -59,6 +59,27 @@ int fvault2_fill_params (struct crypt_device *cd,
                          const struct luks_unlock_params *p,
                          uint64_t data_size, struct crypt_table *t);
 
+/* tcrypt.c: luks_unlock for LUKS_TCRYPT: finds the header's key by
+ * PBKDF2 over the hashes and iteration counts TrueCrypt and VeraCrypt
+ * use, decrypts the header (tcrypt.h) and fills T as cryptsetup would
+ * map the volume.  Returns 0 or -1. */
+int tcrypt_unlock (const struct luks_unlock_params *p, uint64_t data_size,
+                   struct crypt_table *t, struct luks_info *info);
+
+/* tcrypt-lib.c: the header through libcryptsetup (crypt_load with
+ * CRYPT_TCRYPT), as far as it can read it here.  Returns 1 with *LIB
+ * filled, 0 when it cannot (a cipher it lacks, a wrong passphrase:
+ * libcryptsetup says which only in its log). */
+struct tcrypt_lib
+{
+  char spec[64];                /* "aes-xts-plain64" */
+  uint8_t key[192];             /* crypt_volume_key_get's */
+  size_t key_size;              /* bytes */
+  uint64_t offset, iv_offset;   /* 512-byte sectors */
+};
+int tcrypt_lib_load (const struct luks_unlock_params *p,
+                     struct tcrypt_lib *lib);
+
 /* key.c: unlocks a keyslot into t->key / t->key_size (secmem).
  * Returns the keyslot that opened, or -1. */
 int luks_fetch_volume_key (struct crypt_device *cd,

@@ -15,7 +15,8 @@
  * LUKS_DETECT: FileVault2 when the image starts with its magic, else as
  * LUKS_ANY (a LUKS2 image may have lost its primary header), the error
  * then naming every format tried. */
-enum luks_type { LUKS_ANY, LUKS_V1, LUKS_V2, LUKS_FVAULT2, LUKS_DETECT };
+enum luks_type { LUKS_ANY, LUKS_V1, LUKS_V2, LUKS_FVAULT2, LUKS_DETECT,
+                 LUKS_TCRYPT };
 
 struct luks_unlock_params
 {
@@ -33,6 +34,15 @@ struct luks_unlock_params
   const char *data_name;       /* what messages call the data: NULL for
                                   data_path (the filter's header copy
                                   has a better name than its path) */
+  /* LUKS_TCRYPT only (TrueCrypt/VeraCrypt): the passphrase may be NULL
+   * (empty) and key files are mixed into it; keyfile is unused. */
+  const char *const *keyfiles;
+  size_t keyfiles_count;
+  bool tcrypt_hidden;          /* the hidden volume's header */
+  bool tcrypt_system;          /* a system volume's header (sector 62) */
+  bool tcrypt_backup;          /* the backup header near the end */
+  uint32_t veracrypt_pim;      /* VeraCrypt PIM, 0 = none */
+  const char *tcrypt_hash;     /* try only this PBKDF2 hash, or NULL */
 };
 
 /* What the header says beyond the table. */
@@ -40,7 +50,7 @@ struct luks_info
 {
   int version;                 /* 1 or 2; 0 for FileVault2 */
   char type[16];               /* libcryptsetup's name: "LUKS1",
-                                  "LUKS2", "FVAULT2" */
+                                  "LUKS2", "FVAULT2", "TCRYPT" */
   char uuid[40];               /* header UUID, with dashes (FileVault2:
                                   the logical volume family's) */
   int key_slot;                /* the slot that opened */

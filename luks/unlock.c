@@ -168,7 +168,9 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
         nbdkit_error ("%s: not a LUKS header%s", header_name (p),
                       p->type == LUKS_DETECT && p->header_path == NULL
                       ? ", nor a FileVault2 volume (tried LUKS1, LUKS2 and "
-                        "FileVault2; plain mode needs table= or cipher=)"
+                        "FileVault2; TrueCrypt/VeraCrypt has no magic and "
+                        "needs type=tcrypt; plain mode needs table= or "
+                        "cipher=)"
                       : "");
       else
         nbdkit_error ("%s: cannot load the LUKS header: %s",
@@ -257,6 +259,8 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
   struct crypt_device *cd = NULL;
   int key_slot = -1;
 
+  if (p->type == LUKS_TCRYPT)
+    return tcrypt_unlock (p, data_size, t, info);
   memset (t, 0, sizeof *t);
   memset (info, 0, sizeof *info);
   if (check_params (p) == -1 || check_readable (p->data_path) == -1

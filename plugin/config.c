@@ -21,13 +21,20 @@ struct dmcrypt_params params = { .key_slot = -1,
  * image is the layer below). */
 #define PARAMS_HELP \
   "passphrase=<PASSWORD>  Passphrase: literal, +FILE, - (ask) or -FD.\n" \
-  "keyfile=<FILENAME>  Key file (cryptsetup --key-file; also key-file=).\n" \
+  "keyfile=<FILENAME>  Key file (cryptsetup --key-file; also key-file=);\n" \
+  "                    TCRYPT: repeatable, mixed into the passphrase.\n" \
   "keyfile-offset=<N>  Bytes to skip at the start of the key file.\n" \
   "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
-  "type=luks|luks1|luks2|plain|fvault2  Volume type (default: plain with\n" \
-  "                    table= or cipher=, else LUKS or FileVault2 by magic).\n" \
+  "type=luks|luks1|luks2|plain|fvault2|tcrypt  Volume type (default: plain\n" \
+  "                    with table= or cipher=, else LUKS or FileVault2 by\n" \
+  "                    magic; TrueCrypt/VeraCrypt needs type=tcrypt).\n" \
+  "tcrypt-hidden=<BOOL>  TCRYPT: open the hidden volume.\n" \
+  "tcrypt-system=<BOOL>  TCRYPT: a system volume (header in sector 62).\n" \
+  "tcrypt-backup=<BOOL>  TCRYPT: use the backup header near the end.\n" \
+  "veracrypt-pim=<N>   TCRYPT: VeraCrypt's personal iteration multiplier.\n" \
+  "tcrypt-hash=<HASH>  TCRYPT: try only this PBKDF2 hash (default: all).\n" \
   "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the key.\n" \
   "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
   "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n" \
@@ -79,8 +86,8 @@ static const char *const flag_keys[] = {
 /* Parameters holding a string that may be given once. */
 #define STRING_KEY(k, field) { k, offsetof (struct dmcrypt_params, field) }
 static const struct { const char *key; size_t offset; } string_keys[] = {
-  STRING_KEY ("header", header), STRING_KEY ("keyfile", keyfile),
-  STRING_KEY ("key-file", keyfile), STRING_KEY ("cipher", cipher),
+  STRING_KEY ("header", header), STRING_KEY ("cipher", cipher),
+  STRING_KEY ("tcrypt-hash", tcrypt_hash),
   STRING_KEY ("hash", hash), STRING_KEY ("trace", trace),
   STRING_KEY ("fault-rules", fault_rules), STRING_KEY ("control", control),
   STRING_KEY ("name", name),
@@ -96,7 +103,9 @@ const char *const dmcrypt_param_names[] = {
   "high-priority", "min-block-size", "workers", "scheduler",
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
   "trace", "fault-rules", "control", "name", "readonly", "device",
-  "device-params", "device-speed", "nr-requests", "elevator", NULL,
+  "device-params", "device-speed", "nr-requests", "elevator",
+  "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
+  "tcrypt-hash", NULL,
 };
 
 bool
@@ -177,6 +186,7 @@ set_type (const char *value)
   static const struct { const char *name; enum volume_type type; } types[] = {
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
     { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
+    { "tcrypt", VT_TCRYPT },
   };
   size_t i;
 
@@ -187,7 +197,8 @@ set_type (const char *value)
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
-                "(expected luks, luks1, luks2, plain or fvault2)", value);
+                "(expected luks, luks1, luks2, plain, fvault2 or tcrypt)",
+                value);
   return -1;
 }
 
@@ -212,6 +223,48 @@ set_size (const char *key, const char *value, uint64_t *dst)
     return -1;
   }
   *dst = r;
+  return 0;
+}
+
+/* tcrypt-hidden=, tcrypt-system=, tcrypt-backup=.  Returns 1 when KEY
+ * is none of them. */
+static int
+config_tcrypt_bool (const char *key, const char *value)
+{
+  bool *dst = strcmp (key, "tcrypt-hidden") == 0 ? &params.tcrypt_hidden
+    : strcmp (key, "tcrypt-system") == 0 ? &params.tcrypt_system
+    : strcmp (key, "tcrypt-backup") == 0 ? &params.tcrypt_backup : NULL;
+  int b;
+
+  if (dst == NULL)
+    return 1;
+  if (config_bool (key, value, &b) == -1)
+    return -1;
+  *dst = b;
+  return 0;
+}
+
+/* keyfile= (key-file=): the first is the LUKS and plain key file;
+ * TCRYPT takes several, and check_key_combinations refuses more than
+ * one for the others. */
+static int
+add_keyfile (const char *value)
+{
+  char **more = realloc (params.keyfiles,
+                         (params.keyfiles_count + 1) * sizeof *more);
+
+  if (more == NULL) {
+    nbdkit_error ("realloc: %m");
+    return -1;
+  }
+  params.keyfiles = more;
+  more[params.keyfiles_count] = strdup (value);
+  if (more[params.keyfiles_count] == NULL) {
+    nbdkit_error ("strdup: %m");
+    return -1;
+  }
+  params.keyfile = more[0];
+  params.keyfiles_count++;
   return 0;
 }
 
@@ -241,7 +294,7 @@ config_bool_key (const char *key, const char *value)
     params.readonly = b;
     return 0;
   }
-  return 1;
+  return config_tcrypt_bool (key, value);
 }
 
 /* Returns 1 when KEY is not a string parameter. */
@@ -283,6 +336,8 @@ dmcrypt_config (const char *key, const char *value)
     return r;
   if (strcmp (key, "file") == 0)
     return set_file (value);
+  else if (strcmp (key, "keyfile") == 0 || strcmp (key, "key-file") == 0)
+    return add_keyfile (value);
   else if (strcmp (key, "passphrase") == 0)
     return secret_passphrase (value);
   else if (strcmp (key, "table") == 0)
@@ -308,6 +363,8 @@ dmcrypt_config (const char *key, const char *value)
 void
 dmcrypt_params_free (void)
 {
+  size_t i;
+
   if (params.passphrase)
     secmem_free (params.passphrase, params.passphrase_size + 1);
   if (params.table)
@@ -318,7 +375,10 @@ dmcrypt_params_free (void)
   free (params.file);
   free (params.layer_file);
   free (params.header);
-  free (params.keyfile);
+  for (i = 0; i < params.keyfiles_count; i++)
+    free (params.keyfiles[i]);
+  free (params.keyfiles);
+  free (params.tcrypt_hash);
   free (params.cipher);
   free (params.hash);
   free (params.scheduler);

@@ -85,7 +85,9 @@ unknown_key (const char *key)
 int
 config_numeric (const char *key, const char *value)
 {
-  if (strcmp (key, "keyfile-offset") == 0)
+  if (strcmp (key, "veracrypt-pim") == 0)
+    return nbdkit_parse_unsigned (key, value, &params.veracrypt_pim);
+  else if (strcmp (key, "keyfile-offset") == 0)
     return nbdkit_parse_uint64_t (key, value, &params.keyfile_offset);
   else if (strcmp (key, "keyfile-size") == 0)
     return nbdkit_parse_uint64_t (key, value, &params.keyfile_size);

@@ -47,6 +47,8 @@ volume_type (void)
 {
   if (!volume.is_luks)
     return "plain";
+  if (strcmp (volume.luks.type, "TCRYPT") == 0)
+    return "tcrypt";
   if (volume.luks.version == 0)
     return "fvault2";
   return volume.luks.version == 1 ? "luks1" : "luks2";
@@ -67,8 +69,12 @@ add_uuid (struct ctl_message *rep)
     if (volume.luks.uuid[i] != '-')
       hex[n++] = volume.luks.uuid[i];
   hex[n] = '\0';
-  ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
-            control_name ());
+  /* TCRYPT headers have no UUID: cryptsetup's is CRYPT-TCRYPT-<name>. */
+  if (n == 0)
+    ctl_addf (rep, "uuid", "CRYPT-%s-%s", volume.luks.type, control_name ());
+  else
+    ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
+              control_name ());
 }
 
 /* The keyslot that opened and those in use ("0,1"), for info -o

@@ -19,7 +19,7 @@
 #define MIN_BLOCK_SECTOR (~0u)
 
 enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
-                   VT_FVAULT2 };
+                   VT_FVAULT2, VT_TCRYPT };
 
 /* A boolean parameter that was given or not: unset leaves the table's
  * (or LUKS2 header's) own flag alone. */
@@ -39,6 +39,13 @@ struct dmcrypt_params
   char *passphrase_file_hint;    /* a literal passphrase= that names an
                                     existing file: it meant +FILE */
   char *keyfile;                 /* keyfile= or key-file= */
+  char **keyfiles;               /* every keyfile= in order (TCRYPT
+                                    takes several), keyfiles_count */
+  size_t keyfiles_count;
+  /* type=tcrypt */
+  bool tcrypt_hidden, tcrypt_system, tcrypt_backup;
+  unsigned veracrypt_pim;        /* 0 = none */
+  char *tcrypt_hash;             /* NULL = try every hash */
   uint64_t keyfile_offset;       /* bytes */
   uint64_t keyfile_size;         /* bytes, 0 = to EOF */
   int key_slot;                  /* -1 = any */

@@ -68,6 +68,45 @@ check_plain (void)
   return 0;
 }
 
+/* TrueCrypt/VeraCrypt: a passphrase, key files, or both; an absent
+ * passphrase is an empty one. */
+static int
+check_tcrypt (void)
+{
+  const struct rule rules[] = {
+    { params.header || params.key_slot >= 0,
+      "key-slot and header are for LUKS, not type=tcrypt" },
+    { params.keyfile_offset || params.keyfile_size,
+      "keyfile-offset and keyfile-size are for LUKS and plain key files; "
+      "TCRYPT key files are read whole" },
+    { params.table || params.key || params.cipher || params.have_offset
+      || params.have_iv_offset || params.sector_size || params.hash
+      || params.key_bits,
+      "table, key, cipher, offset, iv-offset, sector-size, hash and "
+      "key-size are for type=plain; a TCRYPT header holds them" },
+  };
+
+  return first_broken (rules, sizeof rules / sizeof rules[0]);
+}
+
+/* Options of one format given for another. */
+static int
+check_format_options (void)
+{
+  bool tcrypt = params.type == VT_TCRYPT;
+  const struct rule rules[] = {
+    { !tcrypt && params.keyfiles_count > 1,
+      "keyfile given more than once (only type=tcrypt takes several)" },
+    { !tcrypt && (params.tcrypt_hidden || params.tcrypt_system
+                  || params.tcrypt_backup || params.veracrypt_pim
+                  || params.tcrypt_hash),
+      "tcrypt-hidden, tcrypt-system, tcrypt-backup, veracrypt-pim and "
+      "tcrypt-hash need type=tcrypt" },
+  };
+
+  return first_broken (rules, sizeof rules / sizeof rules[0]);
+}
+
 static int
 check_luks (void)
 {
@@ -95,6 +134,10 @@ check_key_combinations (bool plain)
     nbdkit_error ("file parameter is required (the image to open)");
     return -1;
   }
+  if (check_format_options () == -1)
+    return -1;
+  if (params.type == VT_TCRYPT)
+    return check_tcrypt ();
   return plain ? check_plain () : check_luks ();
 }
 

@@ -62,7 +62,7 @@ unlock_luks (void)
 {
   static const enum luks_type types[] = {
     [VT_LUKS] = LUKS_ANY, [VT_LUKS1] = LUKS_V1, [VT_LUKS2] = LUKS_V2,
-    [VT_FVAULT2] = LUKS_FVAULT2,
+    [VT_FVAULT2] = LUKS_FVAULT2, [VT_TCRYPT] = LUKS_TCRYPT,
   };
   char hint[PATH_MAX + 64];
   struct luks_unlock_params p = {
@@ -79,6 +79,13 @@ unlock_luks (void)
     .keyfile_size = params.keyfile_size,
     .key_slot = params.key_slot,
     .readonly = volume.backend->readonly,
+    .keyfiles = (const char *const *) params.keyfiles,
+    .keyfiles_count = params.keyfiles_count,
+    .tcrypt_hidden = params.tcrypt_hidden,
+    .tcrypt_system = params.tcrypt_system,
+    .tcrypt_backup = params.tcrypt_backup,
+    .veracrypt_pim = params.veracrypt_pim,
+    .tcrypt_hash = params.tcrypt_hash,
   };
   int r;
 

@@ -79,6 +79,11 @@ SPECS = [
     ("aes-lrw-benbi", 48, "pattern"),
     ("serpent-lrw-plain64", 48, "pattern"),
     ("twofish-lrw-benbi", 32, "pattern"),
+    # Cascades, as cryptsetup names TrueCrypt's and VeraCrypt's chains.
+    ("twofish-aes-xts-plain64", 128, "pattern"),
+    ("serpent-twofish-aes-xts-plain64", 192, "pattern"),
+    ("serpent-camellia-xts-plain64", 128, "pattern"),
+    ("aes-twofish-serpent-lrw-benbi", 144, "pattern"),
 ]
 
 

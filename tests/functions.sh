@@ -205,6 +205,37 @@ expect_equal ()  # expect_equal WHAT EXPECTED ACTUAL
   echo "  equal: $1 = $3"
 }
 
+# Unpacks cryptsetup's test archive NAME (testdata/cryptsetup/NAME in
+# tests/data, else in ../shared) into the current directory, sparse.
+unpack_cryptsetup_images ()  # unpack_cryptsetup_images NAME.tar.xz
+{
+  local tarball=testdata/cryptsetup/$1 dir
+  for dir in "$topdir/tests/data" "$topdir/../shared"; do
+    [ -f "$dir/$tarball" ] && break
+  done
+  [ -f "$dir/$tarball" ] \
+    || skip "$tarball is in neither tests/data nor ../shared"
+  tar -xJSf "$dir/$tarball" --no-same-owner || fail "cannot unpack $tarball"
+}
+
+# The plugin must not start on IMAGE with ARGS, must say exactly one
+# error line matching PATTERN (extended regex), and must leave IMAGE as
+# it was.
+expect_refused ()  # expect_refused WHAT PATTERN IMAGE [ARGS...]
+{
+  local what=$1 pattern=$2 image=$3 before; shift 3
+  before=$(sha256_of "$image")
+  timeout "$compat_timeout" nbdkit -U - "$plugin" "$image" "$@" \
+    --run true </dev/null >"$tmp/refused.log" 2>&1 \
+    && fail "$what: the volume opened"
+  [ "$(grep -c 'error:' "$tmp/refused.log")" -eq 1 ] \
+    || { cat "$tmp/refused.log"; fail "$what: not exactly one error line"; }
+  grep -Eq "$pattern" "$tmp/refused.log" \
+    || { cat "$tmp/refused.log"; fail "$what: no reason"; }
+  expect_equal "$what: image unchanged" "$before" "$(sha256_of "$image")"
+  echo "  refused: $what: $(grep 'error:' "$tmp/refused.log")"
+}
+
 # Runs CMD (which sees $uri) against the plugin serving with ARGS.
 # Stdin is /dev/null, so a loop reading its own stdin may call it.
 serve_dmcrypt ()  # serve_dmcrypt CMD plugin-args...

@@ -331,10 +331,43 @@ def parse_spec(spec):
     return cipher, chain, ivmode, ivopts
 
 
+def split_cascade(spec):
+    """The layers of a cipher cascade as cryptsetup names TrueCrypt's
+    chains: "serpent-twofish-aes-xts-plain64" is serpent, twofish and aes,
+    each in xts-plain64.  TCRYPT_activate stacks one dm-crypt device per
+    cipher, the last nearest the disk, all with the same IV offset and
+    sector numbers, so a write goes through the first cipher first.
+    Returns the layers' specs, top first, or [SPEC] for one cipher."""
+    if spec.startswith("capi:"):
+        return [spec]
+    words = spec.split("-")
+    n = 0
+    while n < len(words) - 1 and words[n] in BLOCK_CIPHERS:
+        n += 1
+    if n < 2:
+        return [spec]
+    rest = "-".join(words[n:])
+    return ["%s-%s" % (w, rest) for w in words[:n]]
+
+
 class SectorCipher:
     """Encrypts and decrypts runs of whole encryption sectors."""
 
     def __init__(self, spec, key, sector_size, iv_offset, iv_large_sectors):
+        layers = split_cascade(spec)
+        self.layers = None
+        if len(layers) > 1:
+            # Each layer has an equal share of the key, in spec order.
+            if len(key) % len(layers):
+                raise OracleError("%s needs a key of %d equal parts"
+                                  % (spec, len(layers)))
+            k = len(key) // len(layers)
+            self.layers = [SectorCipher(one, key[i * k:(i + 1) * k],
+                                        sector_size, iv_offset,
+                                        iv_large_sectors)
+                           for i, one in enumerate(layers)]
+            self.sector_size = sector_size
+            return
         self.cipher, self.chain, self.ivmode, ivopts = parse_spec(spec)
         self.key = key
         self.sector_size = sector_size
@@ -417,6 +450,10 @@ class SectorCipher:
         ss = self.sector_size
         if len(data) % ss:
             raise OracleError("internal: partial sector")
+        if self.layers:
+            for layer in (self.layers if encrypt else self.layers[::-1]):
+                data = layer.crypt(data, sector512, encrypt)
+            return data
         if self.cipher == "cipher_null":
             return bytes(data)
         ivs = [] if self.chain == "ecb" else self.ivs(sector512,

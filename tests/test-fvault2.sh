@@ -16,14 +16,9 @@ requires_cmd nbdkit nbdcopy nbdinfo tar xz sha256sum
 requires "$PY" -c 'import nbd'
 cd "$tmp" || fail "cd $tmp"
 
-tarball=testdata/cryptsetup/fvault2-images.tar.xz
-for dir in "$topdir/tests/data" "$topdir/../shared"; do
-  [ -f "$dir/$tarball" ] && break
-done
-[ -f "$dir/$tarball" ] || skip "$tarball is in neither tests/data nor ../shared"
-tar -xJSf "$dir/$tarball" --no-same-owner || fail "cannot unpack $tarball"
+unpack_cryptsetup_images fvault2-images.tar.xz
 img=$tmp/fvault2-images/small
-[ -f "$img" ] || fail "$tarball holds no fvault2-images/small"
+[ -f "$img" ] || fail "fvault2-images.tar.xz holds no fvault2-images/small"
 
 # What cryptsetup's tests/fvault2-compat-test expects of this image.
 printf %s heslo123 > pw
@@ -74,20 +69,7 @@ expect_equal "filter, detected" 167772160 \
   "$(timeout "$compat_timeout" nbdkit -U - --filter="$filter" file "$img" \
      passphrase=+pw --run 'nbdinfo --size "$uri"' </dev/null)"
 
-# refused WHAT PATTERN IMAGE [ARGS]: the plugin must not start, must say
-# one error line matching PATTERN, and must leave IMAGE as it was.
-refused ()
-{
-  local what=$1 pattern=$2 image=$3 before; shift 3
-  before=$(sha256_of "$image")
-  timeout "$compat_timeout" nbdkit -U - "$plugin" "$image" "$@" \
-    --run true </dev/null >out.log 2>&1 && fail "$what: the volume opened"
-  [ "$(grep -c 'error:' out.log)" -eq 1 ] \
-    || { cat out.log; fail "$what: not exactly one error line"; }
-  grep -Eq "$pattern" out.log || { cat out.log; fail "$what: no reason"; }
-  expect_equal "$what: image unchanged" "$before" "$(sha256_of "$image")"
-  echo "  refused: $what: $(grep 'error:' out.log)"
-}
+refused () { expect_refused "$@"; }
 
 echo "refusals"
 refused "wrong passphrase" "wrong passphrase" "$img" passphrase=+wrongpw

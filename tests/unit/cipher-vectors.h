@@ -14,6 +14,8 @@
  * of dm-crypt (IV generators, IV sector arithmetic, and XTS by hand where
  * OpenSSL's lacks the cipher or key, over a library's block ciphers).
  * See the script for the exact buffer, keys and parameter sweep.
+ * Cascades ("serpent-twofish-aes-xts-plain64") are the oracle's layers
+ * one after the other, as cryptsetup stacks TrueCrypt's chains.
  *
  * block_vectors: published vectors of the block ciphers that come from
  * libgcrypt, and of LRW, checked as the first bytes of sector 0.
@@ -240,6 +242,18 @@ static const struct digest_vector digest_vectors[] = {
   { "twofish-lrw-benbi", 32, KEY_PATTERN,
     "0dbac2ceb5375548c5e8c1474227ad545edf319c4a26fa3850fd8e3d07bbb187",
     "b66959cb3f73b165bcdd6205cf9da88e068785aef7051456fea30ed171ad0791" },
+  { "twofish-aes-xts-plain64", 128, KEY_PATTERN,
+    "350c63a20df59094178392c0782caa46c7c5bc377716e76329aab99f74f6c097",
+    "6d88f8ca73e059f27b7498fc81421cc73a536d07ba1013e60b43f4654d23e5b0" },
+  { "serpent-twofish-aes-xts-plain64", 192, KEY_PATTERN,
+    "62296aa7a4df3475ef48db2700bd1b20a7f4f7d56eeeb3bd9b57c752b6f5cb77",
+    "350de862d5a2a895746d6aa410cccdf0ab60bc464ebbe1ee91dcee998cecd2bb" },
+  { "serpent-camellia-xts-plain64", 128, KEY_PATTERN,
+    "9653692b893bf784ed1a93c68e4505654a25d6fde12cbdafa4d34ebbabe35b83",
+    "1cba80f900b5cec90d4bb8740080bde83a5596dc8d9acc2cf604141a5f7e9c47" },
+  { "aes-twofish-serpent-lrw-benbi", 144, KEY_PATTERN,
+    "025d12b3492f8c3486f98d561738d6f185d3777b1cee3c703e589fcfd2f6a021",
+    "6a01ec4ba18bba22f5b1d936fb199ca51537f7b8a1775933ea0ac77618e6161c" },
 };
 
 #endif /* DMCRYPT_TEST_CIPHER_VECTORS_H */

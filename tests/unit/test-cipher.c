@@ -28,6 +28,8 @@
 /* The fixed inputs that tests/cipher-vectors.py uses too. */
 #define PLAIN_BYTES 16384
 #define START_SECTOR UINT64_C (0xfffffff0)
+/* The largest key of a vector: a cascade of three 64-byte XTS keys. */
+#define VECTOR_KEY_MAX 192
 
 static uint8_t plain[PLAIN_BYTES];
 
@@ -92,7 +94,7 @@ new_cipher (const char *spec, const uint8_t *key, size_t key_bytes,
 static void
 check_ieee_vector (const struct ieee_vector *v, const char *spec)
 {
-  uint8_t key[64], want[512], got[512], pt[512] = { 0 };
+  uint8_t key[VECTOR_KEY_MAX], want[512], got[512], pt[512] = { 0 };
   size_t key_bytes = unhex (v->key, key), len, i;
   struct sector_cipher *c = new_cipher (spec, key, key_bytes, 512, 0,
                                         false);
@@ -135,7 +137,7 @@ test_ieee_vectors (void)
 static void
 test_block_vectors (void)
 {
-  uint8_t key[64], pt[512] = { 0 }, want[16], got[512];
+  uint8_t key[VECTOR_KEY_MAX], pt[512] = { 0 }, want[16], got[512];
   const struct block_vector *v;
   struct sector_cipher *c;
   size_t i, key_bytes, len;
@@ -168,7 +170,7 @@ sweep_digest (const struct digest_vector *v, bool encrypt, char out[65])
 {
   static const unsigned sizes[] = { 512, 1024, 2048, 4096 };
   static const uint64_t offsets[] = { 0, 24 };
-  uint8_t key[64], *all = malloc (16 * PLAIN_BYTES), *dst = all;
+  uint8_t key[VECTOR_KEY_MAX], *all = malloc (16 * PLAIN_BYTES), *dst = all;
   size_t s, o, l;
 
   make_key (key, v->key_bytes, v->key_style);
@@ -355,7 +357,7 @@ test_iv_arithmetic (void)
 static void
 test_round_trips (void)
 {
-  uint8_t key[64], *enc = malloc (PLAIN_BYTES), *buf = malloc (PLAIN_BYTES);
+  uint8_t key[VECTOR_KEY_MAX], *enc = malloc (PLAIN_BYTES), *buf = malloc (PLAIN_BYTES);
   size_t i;
 
   for (i = 0; i < ARRAY_SIZE (digest_vectors); i++) {
@@ -389,7 +391,7 @@ static void
 test_split_calls (void)
 {
   static const unsigned sizes[] = { 512, 1024 };
-  uint8_t key[64], *whole = malloc (PLAIN_BYTES);
+  uint8_t key[VECTOR_KEY_MAX], *whole = malloc (PLAIN_BYTES);
   uint8_t *split = malloc (PLAIN_BYTES);
   size_t i, s, off, piece;
 
@@ -427,7 +429,7 @@ test_split_calls (void)
 static bool
 encrypt_with (const char *spec, size_t key_bytes, uint8_t *out)
 {
-  uint8_t key[64];
+  uint8_t key[VECTOR_KEY_MAX];
   struct sector_cipher *c;
   int r;
 
@@ -643,6 +645,15 @@ test_refusals (void)
     { "aes-cbc-lmk", 32, "unsupported IV mode: lmk" },
     { "capi:cbc(aes)-lmk", 32, "unsupported IV mode: lmk" },
     { "aes-cbc-tcw", 32, "unsupported IV mode: tcw" },
+    /* Cascades: equal key shares, every layer checked, at most 4. */
+    { "serpent-twofish-aes-xts-plain64", 190, "needs a key of 3 equal "
+      "parts, not 190 bytes" },
+    { "serpent-twofish-aes-xts-plain64", 144, "twofish with a 192-bit" },
+    { "aes-kuznyechik-xts-plain64", 128, "unsupported chain mode: "
+      "kuznyechik" },
+    { "aes-blowfish-xts-plain64", 128, "xts needs a cipher with 16-byte "
+      "blocks" },
+    { "aes-aes-aes-aes-aes-xts-plain64", 320, "a cascade of 5 ciphers" },
     { "aes-xts-random", 64, "unsupported IV mode: random" },
     { "aes-cbc-elephant", 64, "unsupported IV mode: elephant" },
     { "aes:64-cbc-lmk", 32, "multi-key" },
@@ -683,7 +694,7 @@ test_refusals (void)
 static void
 test_bad_params (void)
 {
-  uint8_t key[64] = { 1 }, buf[8192] = { 0 };
+  uint8_t key[VECTOR_KEY_MAX] = { 1 }, buf[8192] = { 0 };
   struct sector_cipher *c;
 
   CHECK (new_cipher ("aes-xts-plain64", key, 64, 768, 0, false) == NULL);
@@ -762,7 +773,7 @@ static struct sector_cipher *
 thread_cipher (const char *spec, size_t key_bytes, uint8_t key_seed,
                uint8_t *want)
 {
-  uint8_t key[64];
+  uint8_t key[VECTOR_KEY_MAX];
   struct sector_cipher *c;
 
   memset (key, key_seed, key_bytes);
@@ -862,7 +873,7 @@ static void
 bench_one (const char *spec, size_t key_bytes, unsigned sector_size)
 {
   const size_t buf_bytes = 1 << 20;
-  uint8_t key[64], *buf = malloc (buf_bytes);
+  uint8_t key[VECTOR_KEY_MAX], *buf = malloc (buf_bytes);
   struct sector_cipher *c;
   double start, secs[2];
   int dir, rounds[2];
