@@ -93,10 +93,11 @@ tests/unit/test-cmdline: tests/unit/test-cmdline.c plugin/cmdline.c \
 
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
-FUZZ_NAMES  = table cipher-spec params control-proto fvault2
+FUZZ_NAMES  = table cipher-spec params control-proto fvault2 cipher-bulk
 FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
-    $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h $(CORE_LIB)
+    $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
+    fuzz/cipher-reference.h $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_REPLAY_ALL -o $@ $< \
 	  $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) $(CORE_LIB) $(LDLIBS_ALL)
 
