@@ -5,6 +5,7 @@
  * for block j + 1. */
 #include <string.h>
 
+#include "block_cipher.h"
 #include "cbc_multi.h"
 
 /* Sectors per group: enough blocks per ECB call (1 KiB of 16-byte
@@ -12,15 +13,6 @@
  * TILE_BLOCKS columns (16 KiB) that stays in the L1 cache. */
 #define GROUP_UNITS 64
 #define TILE_BLOCKS 16
-
-static int
-ecb (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t len)
-{
-  int out_len;
-
-  return EVP_CipherUpdate (ctx, out, &out_len, in, (int) len) == 1 &&
-    (size_t) out_len == len ? 0 : -1;
-}
 
 /* One 8- or 16-byte block, with sizes the compiler can inline. */
 static inline void
@@ -32,31 +24,22 @@ copy_block (uint8_t *dst, const uint8_t *src, unsigned block_bytes)
     memcpy (dst, src, 8);
 }
 
-/* Copies TILE_BYTES from each of N units at SRC (UNIT_BYTES apart)
- * into TILE, transposed: block k of unit i lands at block k * N + i,
- * so that each block column is one contiguous ECB input. */
+/* Copies an N by BLOCKS matrix of blocks: block (i, k) from SRC +
+ * i * SRC_I + k * SRC_K to DST + i * DST_I + k * DST_K.  Between a
+ * group's units (UNIT_BYTES apart) and a tile, where block k of unit i
+ * sits at block k * N + i, so that each block column is one contiguous
+ * ECB input. */
 static void
-gather (uint8_t *tile, const uint8_t *src, size_t unit_bytes, size_t n,
-        size_t tile_bytes, unsigned block_bytes)
+transpose (uint8_t *dst, size_t dst_i, size_t dst_k, const uint8_t *src,
+           size_t src_i, size_t src_k, size_t n, size_t blocks,
+           unsigned block_bytes)
 {
-  size_t i, k, blocks = tile_bytes / block_bytes;
+  size_t i, k;
 
   for (i = 0; i < n; i++)
     for (k = 0; k < blocks; k++)
-      copy_block (tile + (k * n + i) * block_bytes,
-                  src + i * unit_bytes + k * block_bytes, block_bytes);
-}
-
-static void
-scatter (uint8_t *dst, const uint8_t *tile, size_t unit_bytes, size_t n,
-         size_t tile_bytes, unsigned block_bytes)
-{
-  size_t i, k, blocks = tile_bytes / block_bytes;
-
-  for (i = 0; i < n; i++)
-    for (k = 0; k < blocks; k++)
-      copy_block (dst + i * unit_bytes + k * block_bytes,
-                  tile + (k * n + i) * block_bytes, block_bytes);
+      copy_block (dst + i * dst_i + k * dst_k, src + i * src_i + k * src_k,
+                  block_bytes);
 }
 
 /* DST ^= SRC over LEN bytes, a multiple of 8. */
@@ -84,27 +67,30 @@ encrypt_group (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
 {
   uint8_t tile[TILE_BLOCKS * GROUP_UNITS * IV_MAX_BYTES];
   uint8_t ivs[GROUP_UNITS * IV_MAX_BYTES];
-  size_t column = n * m->block_bytes;
-  size_t tile_bytes = TILE_BLOCKS * m->block_bytes, at, k;
+  unsigned bb = m->block_bytes;
+  size_t column = n * bb;
+  size_t blocks = TILE_BLOCKS < m->unit_bytes / bb ? TILE_BLOCKS
+    : m->unit_bytes / bb;
+  size_t tile_bytes = blocks * bb, at, k;
   const uint8_t *chain = ivs;
 
-  if (tile_bytes > m->unit_bytes)
-    tile_bytes = m->unit_bytes;
   iv_generate_run (m->iv, iv_sector, iv_step, n, ivs);
-  if (m->essiv != NULL && ecb (m->essiv, ivs, ivs, column) == -1)
+  if (m->essiv != NULL &&
+      block_cipher_update (m->essiv, ivs, ivs, column) == -1)
     return -1;
   for (at = 0; at < m->unit_bytes; at += tile_bytes) {
-    gather (tile, src + at, m->unit_bytes, n, tile_bytes, m->block_bytes);
-    for (k = 0; k < tile_bytes / m->block_bytes; k++) {
+    transpose (tile, bb, column, src + at, m->unit_bytes, bb, n, blocks, bb);
+    for (k = 0; k < blocks; k++) {
       xor_into (tile + k * column, chain, column);
-      if (ecb (m->ecb, tile + k * column, tile + k * column, column) == -1)
+      if (block_cipher_update (m->ecb, tile + k * column, tile + k * column,
+                               column) == -1)
         return -1;
       chain = tile + k * column;
     }
     /* The tile's last column is the next tile's chain: keep it. */
     memcpy (ivs, chain, column);
     chain = ivs;
-    scatter (dst + at, tile, m->unit_bytes, n, tile_bytes, m->block_bytes);
+    transpose (dst + at, m->unit_bytes, bb, tile, bb, column, n, blocks, bb);
   }
   return 0;
 }

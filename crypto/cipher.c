@@ -302,16 +302,6 @@ sector_cipher_sector_size (const struct sector_cipher *c)
   return c->sector_bytes;
 }
 
-/* One EVP_CipherUpdate over LEN bytes; no buffering with padding off. */
-static int
-update (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t len)
-{
-  int out_len;
-
-  return EVP_CipherUpdate (ctx, out, &out_len, in, (int) len) == 1 &&
-    (size_t) out_len == len ? 0 : -1;
-}
-
 /* The bulk transform of LEN bytes with IV, as one skcipher request. */
 static int
 transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
@@ -326,17 +316,18 @@ transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
     if (c->iv.mode != IV_NONE &&
         EVP_CipherInit_ex (bulk, NULL, NULL, NULL, iv, -1) != 1)
       return -1;
-    return update (bulk, dst, src, len);
+    return block_cipher_update (bulk, dst, src, len);
   }
   if (c->xf == XF_LRW) {
     lrw_tweaks (c->lrw, iv, table, len);
     xts_whiten (dst, src, table, len);
   }
-  else if (update (ctx[SLOT_TWEAK], tweak, iv, XTS_BLOCK_BYTES) == -1)
+  else if (block_cipher_update (ctx[SLOT_TWEAK], tweak, iv,
+                                XTS_BLOCK_BYTES) == -1)
     return -1;
   else
     xts_whiten_first (dst, src, table, len, tweak);
-  if (update (bulk, dst, dst, len) == -1)
+  if (block_cipher_update (bulk, dst, dst, len) == -1)
     return -1;
   xts_whiten (dst, dst, table, len);
   return 0;
@@ -366,7 +357,7 @@ make_iv (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
   switch (c->iv.mode) {
   case IV_ESSIV:
     iv_generate (&c->iv, iv_sector, iv);
-    return update (ctx[SLOT_ESSIV], iv, iv, c->iv.iv_bytes);
+    return block_cipher_update (ctx[SLOT_ESSIV], iv, iv, c->iv.iv_bytes);
   case IV_EBOIV:
     /* The kernel encrypts one zero block with the bulk cipher, taking
      * the byte offset as its IV. */
@@ -387,7 +378,7 @@ convert_ecb (EVP_CIPHER_CTX *ctx, uint8_t *dst, const uint8_t *src,
 
   for (off = 0; off < nbytes; off += len) {
     len = nbytes - off < max_call_bytes ? nbytes - off : max_call_bytes;
-    if (update (ctx, dst + off, src + off, len) == -1) {
+    if (block_cipher_update (ctx, dst + off, src + off, len) == -1) {
       ERR_clear_error ();
       nbdkit_error ("sector_cipher: OpenSSL failed");
       errno = EIO;

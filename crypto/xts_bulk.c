@@ -1,5 +1,6 @@
 /* XTS on ECB a run at a time: every tweak of the run in one ECB call,
  * every data block in another, the whitening between them (xts.c). */
+#include "block_cipher.h"
 #include "xts.h"
 #include "xts_bulk.h"
 
@@ -8,15 +9,6 @@
  * --bench). */
 #define XTS_RUN_BYTES 16384
 _Static_assert (XTS_RUN_BYTES % 4096 == 0, "a run holds whole sectors");
-
-static int
-ecb (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t len)
-{
-  int out_len;
-
-  return EVP_CipherUpdate (ctx, out, &out_len, in, (int) len) == 1 &&
-    (size_t) out_len == len ? 0 : -1;
-}
 
 /* One run of LEN bytes, at most XTS_RUN_BYTES. */
 static int
@@ -29,15 +21,16 @@ convert_run (const struct xts_bulk *x, uint8_t *dst, const uint8_t *src,
   size_t i, at;
 
   iv_generate_run (x->iv, iv_sector, iv_step, units, tweaks);
-  if ((x->essiv != NULL && ecb (x->essiv, tweaks, tweaks, tweak_bytes) == -1)
-      || ecb (x->tweak, tweaks, tweaks, tweak_bytes) == -1)
+  if ((x->essiv != NULL &&
+       block_cipher_update (x->essiv, tweaks, tweaks, tweak_bytes) == -1) ||
+      block_cipher_update (x->tweak, tweaks, tweaks, tweak_bytes) == -1)
     return -1;
   for (i = 0; i < units; i++) {
     at = i * x->unit_bytes;
     xts_whiten_first (dst + at, src + at, table + at, x->unit_bytes,
                       tweaks + i * XTS_BLOCK_BYTES);
   }
-  if (ecb (x->data, dst, dst, len) == -1)
+  if (block_cipher_update (x->data, dst, dst, len) == -1)
     return -1;
   xts_whiten (dst, dst, table, len);
   return 0;
