@@ -111,3 +111,67 @@ cbc_multi_encrypt (const struct cbc_multi *m, uint8_t *dst,
   }
   return 0;
 }
+
+/* Decryption a run at a time: the run's plaintext XOR its chains comes
+ * out of one ECB call into PLAIN; the chains are the ciphertext, read
+ * from SRC before DST (which may be SRC) is written. */
+#define RUN_BYTES 16384
+_Static_assert (RUN_BYTES % 4096 == 0, "a run holds whole sectors");
+
+/* DST = PLAIN xor (the ciphertext block before, or IV) over one unit of
+ * UNIT_BYTES: the chain stays in registers, one 64-bit word or two. */
+static void
+unchain (uint8_t *dst, const uint8_t *src, const uint8_t *plain,
+         const uint8_t *iv, size_t unit_bytes, unsigned block_bytes)
+{
+  uint64_t prev[2] = { 0, 0 }, c[2] = { 0, 0 }, p[2] = { 0, 0 };
+  size_t at;
+
+  copy_block ((uint8_t *) prev, iv, block_bytes);
+  for (at = 0; at < unit_bytes; at += block_bytes) {
+    copy_block ((uint8_t *) c, src + at, block_bytes);
+    copy_block ((uint8_t *) p, plain + at, block_bytes);
+    p[0] ^= prev[0];
+    p[1] ^= prev[1];
+    copy_block (dst + at, (const uint8_t *) p, block_bytes);
+    prev[0] = c[0];
+    prev[1] = c[1];
+  }
+}
+
+static int
+decrypt_run (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
+             size_t len, uint64_t iv_sector, uint64_t iv_step)
+{
+  uint8_t plain[RUN_BYTES], ivs[RUN_BYTES / 512 * IV_MAX_BYTES];
+  unsigned bb = m->block_bytes;
+  size_t units = len / m->unit_bytes, u, at;
+
+  iv_generate_run (m->iv, iv_sector, iv_step, units, ivs);
+  if ((m->essiv != NULL &&
+       block_cipher_update (m->essiv, ivs, ivs, units * bb) == -1) ||
+      block_cipher_update (m->ecb, plain, src, len) == -1)
+    return -1;
+  for (u = 0; u < units; u++) {
+    at = u * m->unit_bytes;
+    unchain (dst + at, src + at, plain + at, ivs + u * bb, m->unit_bytes,
+             bb);
+  }
+  return 0;
+}
+
+int
+cbc_multi_decrypt (const struct cbc_multi *m, uint8_t *dst,
+                   const uint8_t *src, size_t nbytes, uint64_t iv_sector,
+                   uint64_t iv_step)
+{
+  size_t off, len;
+
+  for (off = 0; off < nbytes; off += len) {
+    len = nbytes - off < RUN_BYTES ? nbytes - off : RUN_BYTES;
+    if (decrypt_run (m, dst + off, src + off, len, iv_sector, iv_step) == -1)
+      return -1;
+    iv_sector += len / m->unit_bytes * iv_step;
+  }
+  return 0;
+}

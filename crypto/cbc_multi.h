@@ -1,10 +1,13 @@
-/* CBC encryption of many sectors at once.  One sector's CBC chain is
+/* CBC over many sectors at once.  One sector's CBC encryption is
  * serial: each block waits for the one before, so OpenSSL encrypts it
  * a block at a time with nothing to overlap.  The chains of different
  * sectors are independent, so block j of a group of sectors, each XORed
  * with its own chain, is gathered and encrypted in one ECB call, which
  * AES-NI pipelines like any other ECB.  Decryption is parallel within a
- * sector already and stays OpenSSL's.  Internal to crypto/. */
+ * sector, but OpenSSL's needs an IV reset per sector, as costly as
+ * decrypting 512 bytes: here a run of sectors is one ECB call, then
+ * each block is XORed with the ciphertext block before it (or its
+ * sector's IV).  Internal to crypto/. */
 #ifndef DMCRYPT_CBC_MULTI_H
 #define DMCRYPT_CBC_MULTI_H
 
@@ -17,7 +20,7 @@
 
 struct cbc_multi
 {
-  EVP_CIPHER_CTX *ecb;       /* ECB encryption on the volume key */
+  EVP_CIPHER_CTX *ecb;       /* ECB on the volume key, this direction */
   EVP_CIPHER_CTX *essiv;     /* ECB encryption of the IVs first, or NULL */
   const struct iv_gen *iv;   /* IVs of the cipher's block size */
   unsigned block_bytes;      /* cipher block: 8 or 16 */
@@ -29,6 +32,11 @@ struct cbc_multi
  * IV_SECTOR, each next one's IV_STEP more.  Returns 0, or -1 if OpenSSL
  * failed (its error queue left for the caller). */
 int cbc_multi_encrypt (const struct cbc_multi *m, uint8_t *dst,
+                       const uint8_t *src, size_t nbytes, uint64_t iv_sector,
+                       uint64_t iv_step);
+
+/* The same for decryption. */
+int cbc_multi_decrypt (const struct cbc_multi *m, uint8_t *dst,
                        const uint8_t *src, size_t nbytes, uint64_t iv_sector,
                        uint64_t iv_step);
 

@@ -39,7 +39,8 @@ enum transform
 };
 
 /* Template slots in the context pool. */
-enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV, SLOT_ECB_ENC };
+enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV, SLOT_ECB_ENC,
+       SLOT_ECB_DEC };
 
 struct sector_cipher
 {
@@ -227,8 +228,10 @@ make_templates (const struct sector_cipher *c, const uint8_t *key,
       (t[SLOT_ESSIV] = essiv_ctx (&c->spec, key, key_bytes)) == NULL)
     return -1;
   if (c->cbc_multi &&
-      (t[SLOT_ECB_ENC] = keyed_ctx (bc, "ECB", key, key_bytes,
-                                    true)) == NULL)
+      ((t[SLOT_ECB_ENC] = keyed_ctx (bc, "ECB", key, key_bytes,
+                                     true)) == NULL ||
+       (t[SLOT_ECB_DEC] = keyed_ctx (bc, "ECB", key, key_bytes,
+                                     false)) == NULL))
     return -1;
   return 0;
 }
@@ -412,13 +415,15 @@ convert_bulk (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
     };
     return xts_bulk_convert (&x, dst, src, nbytes, first_iv, iv_step (c));
   }
-  if (c->cbc_multi && encrypt) {
+  if (c->cbc_multi) {
     const struct cbc_multi m = {
-      .ecb = ctx[SLOT_ECB_ENC], .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
+      .ecb = ctx[encrypt ? SLOT_ECB_ENC : SLOT_ECB_DEC],
+      .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
       .block_bytes = c->spec.cipher->block_bytes,
       .unit_bytes = c->sector_bytes,
     };
-    return cbc_multi_encrypt (&m, dst, src, nbytes, first_iv, iv_step (c));
+    return (encrypt ? cbc_multi_encrypt : cbc_multi_decrypt)
+      (&m, dst, src, nbytes, first_iv, iv_step (c));
   }
   return 1;
 }
