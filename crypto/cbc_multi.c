@@ -1,8 +1,9 @@
-/* Interleaved CBC encryption: CHAINS holds each sector's last
- * ciphertext block (its IV at first); for block j, every chain is XORed
- * with its sector's plaintext block j, the whole array encrypted in one
- * ECB call, and each result is both the ciphertext block and the chain
- * for block j + 1. */
+/* CBC over many sectors.  Encryption is interleaved: a column holds
+ * each sector's last ciphertext block (its IV at first); for block j,
+ * every chain is XORed with its sector's plaintext block j, the whole
+ * column encrypted in one ECB call, and each result is both the
+ * ciphertext block and the chain for block j + 1.  Decryption (at the
+ * end) needs no interleaving: a run is one ECB call. */
 #include <string.h>
 
 #include "block_cipher.h"

@@ -86,7 +86,7 @@ pick_transform (const struct cipher_spec *s, const uint8_t *key,
   return XF_NATIVE;
 }
 
-/* Whether CBC encryption goes through cbc_multi.c: every IV generator
+/* Whether CBC goes through cbc_multi.c: every IV generator
  * but eboiv, whose IV is itself a CBC encryption (make_iv). */
 static bool
 uses_cbc_multi (const struct cipher_spec *s)
