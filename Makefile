@@ -7,6 +7,7 @@
 #   make demo       make a LUKS2 demo image, serve it, write and read it
 #   make install    put the plugin in nbdkit's plugin directory
 #   make bench      benchmarks against the unencrypted export and peers
+#   make bench-cpu  the server's CPU per GiB against openssl's, quickly
 #   make lab        the scheduling lab's experiments (docs/scheduling.md):
 #                   QUICK=1 for a few minutes, LAB_OUT=DIR (lab-results)
 #   make fuzz       libFuzzer fuzzers, FUZZ_SECONDS (60) each; fuzz-smoke: 10
@@ -56,7 +57,7 @@ BINDIR    ?= /usr/local/bin
 .SECONDARY: $(STUBS)
 
 .PHONY: all check check-user check-filter check-unit check-kernel demo install \
-        bench lab deps clean \
+        bench bench-cpu lab deps clean \
         check-asan \
         check-tsan man fuzz fuzz-smoke fuzz-build
 
@@ -92,10 +93,11 @@ tests/unit/test-cmdline: tests/unit/test-cmdline.c plugin/cmdline.c \
 
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
-FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt
+FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk
 FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
-    $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h $(CORE_LIB)
+    $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
+    fuzz/cipher-reference.h $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_REPLAY_ALL -o $@ $< \
 	  $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) $(CORE_LIB) $(LDLIBS_ALL)
 
@@ -196,6 +198,11 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	@tools/bench.sh
+
+# The server's CPU per GiB in units of openssl's XTS price, in a minute
+# or two (tools/bench-cpu.sh; make bench has the full matrix).
+bench-cpu: $(PLUGIN)
+	@tools/bench-cpu.sh --quick
 
 # tools/lab reads QUICK, LAB_OUT and the other LAB_* settings from the
 # environment, where make puts command-line variables too.

@@ -160,6 +160,16 @@ block_cipher_keyed_ctx (const EVP_CIPHER *cipher, const uint8_t *key,
   return NULL;
 }
 
+int
+block_cipher_update (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in,
+                     size_t len)
+{
+  int out_len;
+
+  return EVP_CipherUpdate (ctx, out, &out_len, in, (int) len) == 1 &&
+    (size_t) out_len == len ? 0 : -1;
+}
+
 EVP_MD *
 block_cipher_fetch_digest (const char *name)
 {

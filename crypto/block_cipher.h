@@ -52,6 +52,12 @@ EVP_CIPHER_CTX *block_cipher_keyed_ctx (const EVP_CIPHER *cipher,
                                         const uint8_t *key,
                                         size_t key_bytes, bool encrypt);
 
+/* One EVP_CipherUpdate of LEN bytes (under 2 GiB) on a context from
+ * block_cipher_keyed_ctx, which returns them all at once.  Returns 0, or
+ * -1 if OpenSSL failed (its error queue left for the caller). */
+int block_cipher_update (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in,
+                         size_t len);
+
 /* The digest OpenSSL calls NAME, from the default provider or else the
  * legacy one; NULL if neither has it. */
 EVP_MD *block_cipher_fetch_digest (const char *name);

@@ -11,6 +11,7 @@
 #include "../common/log.h"
 #include "block_cipher.h"
 #include "cascade.h"
+#include "cbc_multi.h"
 #include "cipher.h"
 #include "cipher_spec.h"
 #include "ctx_pool.h"
@@ -19,19 +20,15 @@
 #include "ossl_heap.h"
 #include "secmem.h"
 #include "xts.h"
+#include "xts_bulk.h"
 
 #define SECTOR_SHIFT 9          /* 512-byte sectors */
 
-/* The ECB construction of XTS works on runs of up to this many bytes:
- * one ECB call encrypts every tweak of the run and one the data, so
- * OpenSSL is entered a few times per run instead of once per sector.
- * The run and its tweak table stay in the L1 cache. */
-#define XTS_RUN_BYTES 8192
-_Static_assert (XTS_RUN_BYTES % 4096 == 0, "a run holds whole sectors");
-
 /* Below this sector size, the per-sector IV reset of OpenSSL's own XTS
- * costs more than the two whitening passes of the ECB construction. */
+ * costs more than the two whitening passes of the ECB construction
+ * (xts_bulk.c); with AVX-512 whitening, below 4096 bytes. */
 #define XTS_NATIVE_MIN_SECTOR 1024
+#define XTS_NATIVE_MIN_SECTOR_VECTOR 4096
 
 /* How the bulk transform is made from OpenSSL primitives. */
 enum transform
@@ -43,7 +40,8 @@ enum transform
 };
 
 /* Template slots in the context pool. */
-enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV };
+enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV, SLOT_ECB_ENC,
+       SLOT_ECB_DEC };
 
 struct sector_cipher
 {
@@ -54,6 +52,7 @@ struct sector_cipher
   unsigned sector_shift;        /* log2 (sector_bytes / 512) */
   uint64_t iv_offset;           /* 512-byte sectors */
   bool iv_large_sectors;
+  bool cbc_multi;               /* CBC encryption through cbc_multi.c */
   struct lrw_key *lrw;          /* secmem, for XF_LRW */
   struct ctx_pool *pool;
   struct cascade *cascade;      /* a chain of ciphers: all else unused */
@@ -92,11 +91,21 @@ pick_transform (const struct cipher_spec *s, const uint8_t *key,
   if (s->chain != CHAIN_XTS)
     return XF_NATIVE;
   if (strcmp (s->cipher->name, "aes") != 0 || (half != 16 && half != 32) ||
-      sector_bytes < XTS_NATIVE_MIN_SECTOR)
+      sector_bytes < (xts_use_vector (true) ? XTS_NATIVE_MIN_SECTOR_VECTOR
+                      : XTS_NATIVE_MIN_SECTOR))
     return XF_XTS_ECB;
   if (key != NULL && CRYPTO_memcmp (key, key + half, half) == 0)
     return XF_XTS_ECB;
   return XF_NATIVE;
+}
+
+/* Whether CBC goes through cbc_multi.c: every IV generator
+ * but eboiv, whose IV is itself a CBC encryption (make_iv). */
+static bool
+uses_cbc_multi (const struct cipher_spec *s)
+{
+  return s->cipher->ossl_stem != NULL && s->chain == CHAIN_CBC &&
+    s->iv != IV_NONE && s->iv != IV_EBOIV;
 }
 
 /* Fetch and key one context. */
@@ -154,6 +163,8 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
     return -1;
   if (s.iv == IV_ESSIV &&
       !available (s.cipher, "ECB", iv_essiv_salt_bytes (s.essiv_hash)))
+    return -1;
+  if (uses_cbc_multi (&s) && !available (s.cipher, "ECB", cipher_key_bytes))
     return -1;
   return 0;
 }
@@ -232,6 +243,12 @@ make_templates (const struct sector_cipher *c, const uint8_t *key,
   if (c->spec.iv == IV_ESSIV &&
       (t[SLOT_ESSIV] = essiv_ctx (&c->spec, key, key_bytes)) == NULL)
     return -1;
+  if (c->cbc_multi &&
+      ((t[SLOT_ECB_ENC] = keyed_ctx (bc, "ECB", key, key_bytes,
+                                     true)) == NULL ||
+       (t[SLOT_ECB_DEC] = keyed_ctx (bc, "ECB", key, key_bytes,
+                                     false)) == NULL))
+    return -1;
   return 0;
 }
 
@@ -264,6 +281,7 @@ sector_cipher_new (const struct sector_cipher_params *p)
       cipher_spec_check_key (&c->spec, p->spec, p->key_size) == -1)
     goto fail;
   c->xf = pick_transform (&c->spec, p->key, p->key_size, p->sector_size);
+  c->cbc_multi = uses_cbc_multi (&c->spec);
   c->sector_bytes = p->sector_size;
   while ((512u << c->sector_shift) < p->sector_size)
     c->sector_shift++;
@@ -314,16 +332,6 @@ sector_cipher_sector_size (const struct sector_cipher *c)
   return c->sector_bytes;
 }
 
-/* One EVP_CipherUpdate over LEN bytes; no buffering with padding off. */
-static int
-update (EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t len)
-{
-  int out_len;
-
-  return EVP_CipherUpdate (ctx, out, &out_len, in, (int) len) == 1 &&
-    (size_t) out_len == len ? 0 : -1;
-}
-
 /* The bulk transform of LEN bytes with IV, as one skcipher request. */
 static int
 transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
@@ -338,17 +346,18 @@ transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
     if (c->iv.mode != IV_NONE &&
         EVP_CipherInit_ex (bulk, NULL, NULL, NULL, iv, -1) != 1)
       return -1;
-    return update (bulk, dst, src, len);
+    return block_cipher_update (bulk, dst, src, len);
   }
   if (c->xf == XF_LRW) {
     lrw_tweaks (c->lrw, iv, table, len);
     xts_whiten (dst, src, table, len);
   }
-  else if (update (ctx[SLOT_TWEAK], tweak, iv, XTS_BLOCK_BYTES) == -1)
+  else if (block_cipher_update (ctx[SLOT_TWEAK], tweak, iv,
+                                XTS_BLOCK_BYTES) == -1)
     return -1;
   else
     xts_whiten_first (dst, src, table, len, tweak);
-  if (update (bulk, dst, dst, len) == -1)
+  if (block_cipher_update (bulk, dst, dst, len) == -1)
     return -1;
   xts_whiten (dst, dst, table, len);
   return 0;
@@ -378,7 +387,7 @@ make_iv (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
   switch (c->iv.mode) {
   case IV_ESSIV:
     iv_generate (&c->iv, iv_sector, iv);
-    return update (ctx[SLOT_ESSIV], iv, iv, c->iv.iv_bytes);
+    return block_cipher_update (ctx[SLOT_ESSIV], iv, iv, c->iv.iv_bytes);
   case IV_EBOIV:
     /* The kernel encrypts one zero block with the bulk cipher, taking
      * the byte offset as its IV. */
@@ -399,7 +408,7 @@ convert_ecb (EVP_CIPHER_CTX *ctx, uint8_t *dst, const uint8_t *src,
 
   for (off = 0; off < nbytes; off += len) {
     len = nbytes - off < max_call_bytes ? nbytes - off : max_call_bytes;
-    if (update (ctx, dst + off, src + off, len) == -1) {
+    if (block_cipher_update (ctx, dst + off, src + off, len) == -1) {
       ERR_clear_error ();
       nbdkit_error ("sector_cipher: OpenSSL failed");
       errno = EIO;
@@ -409,41 +418,41 @@ convert_ecb (EVP_CIPHER_CTX *ctx, uint8_t *dst, const uint8_t *src,
   return 0;
 }
 
-/* XTS on ECB over NBYTES of whole sectors, a run at a time: the IVs of
- * the run (through ESSIV if asked) become tweaks in one ECB call on the
- * tweak key, then whiten, one ECB call on the data key, whiten. */
-static int
-convert_xts_runs (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
-                  bool encrypt, uint8_t *dst, const uint8_t *src,
-                  size_t nbytes, uint64_t sector)
+/* The IV sector step from one encryption sector to the next. */
+static uint64_t
+iv_step (const struct sector_cipher *c)
 {
-  enum { MAX_RUN_SECTORS = XTS_RUN_BYTES / 512 };
-  uint8_t tweaks[MAX_RUN_SECTORS * XTS_BLOCK_BYTES], table[XTS_RUN_BYTES];
-  unsigned sectors_per_unit = c->sector_bytes >> SECTOR_SHIFT;
-  size_t off, len, units, i, t_bytes;
+  return c->iv_large_sectors ? 1 : c->sector_bytes >> SECTOR_SHIFT;
+}
 
-  for (off = 0; off < nbytes; off += len) {
-    len = nbytes - off < XTS_RUN_BYTES ? nbytes - off : XTS_RUN_BYTES;
-    units = len / c->sector_bytes;
-    t_bytes = units * XTS_BLOCK_BYTES;
-    for (i = 0; i < units; i++, sector += sectors_per_unit)
-      iv_generate (&c->iv, iv_sector_of (c, sector),
-                   tweaks + i * XTS_BLOCK_BYTES);
-    if ((c->iv.mode == IV_ESSIV &&
-         update (ctx[SLOT_ESSIV], tweaks, tweaks, t_bytes) == -1) ||
-        update (ctx[SLOT_TWEAK], tweaks, tweaks, t_bytes) == -1)
-      return -1;
-    for (i = 0; i < units; i++)
-      xts_whiten_first (dst + off + i * c->sector_bytes,
-                        src + off + i * c->sector_bytes,
-                        table + i * c->sector_bytes, c->sector_bytes,
-                        tweaks + i * XTS_BLOCK_BYTES);
-    if (update (ctx[encrypt ? SLOT_ENC : SLOT_DEC], dst + off, dst + off,
-                len) == -1)
-      return -1;
-    xts_whiten (dst + off, dst + off, table, len);
+/* The bulk paths, many sectors per OpenSSL call: XTS on ECB
+ * (xts_bulk.c) and CBC encryption (cbc_multi.c).  Returns 1 if neither
+ * applies, else 0 or -1. */
+static int
+convert_bulk (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
+              bool encrypt, uint8_t *dst, const uint8_t *src, size_t nbytes,
+              uint64_t sector)
+{
+  uint64_t first_iv = iv_sector_of (c, sector);
+
+  if (c->xf == XF_XTS_ECB && c->iv.mode != IV_EBOIV) {
+    const struct xts_bulk x = {
+      .data = ctx[encrypt ? SLOT_ENC : SLOT_DEC], .tweak = ctx[SLOT_TWEAK],
+      .essiv = ctx[SLOT_ESSIV], .iv = &c->iv, .unit_bytes = c->sector_bytes,
+    };
+    return xts_bulk_convert (&x, dst, src, nbytes, first_iv, iv_step (c));
   }
-  return 0;
+  if (c->cbc_multi) {
+    const struct cbc_multi m = {
+      .ecb = ctx[encrypt ? SLOT_ECB_ENC : SLOT_ECB_DEC],
+      .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
+      .block_bytes = c->spec.cipher->block_bytes,
+      .unit_bytes = c->sector_bytes,
+    };
+    return (encrypt ? cbc_multi_encrypt : cbc_multi_decrypt)
+      (&m, dst, src, nbytes, first_iv, iv_step (c));
+  }
+  return 1;
 }
 
 static int
@@ -478,9 +487,10 @@ convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
   if (c->iv.mode == IV_NONE)    /* ecb: sectors need no boundaries */
     return convert_ecb (ctx[encrypt ? SLOT_ENC : SLOT_DEC], dst, src,
                         nbytes);
-  if (c->xf == XF_XTS_ECB && c->iv.mode != IV_EBOIV) {
-    if (convert_xts_runs (c, ctx, encrypt, dst, src, nbytes, sector) == 0)
-      return 0;
+  switch (convert_bulk (c, ctx, encrypt, dst, src, nbytes, sector)) {
+  case 0:
+    return 0;
+  case -1:
     ERR_clear_error ();
     nbdkit_error ("sector_cipher: OpenSSL failed");
     errno = EIO;

@@ -7,7 +7,7 @@
 
 #include <openssl/evp.h>
 
-#define CTX_POOL_SLOTS 4
+#define CTX_POOL_SLOTS 6
 
 struct ctx_pool;
 

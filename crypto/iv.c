@@ -68,6 +68,16 @@ iv_generate (const struct iv_gen *g, uint64_t iv_sector, uint8_t *iv)
   }
 }
 
+void
+iv_generate_run (const struct iv_gen *g, uint64_t iv_sector,
+                 uint64_t iv_step, size_t count, uint8_t *ivs)
+{
+  size_t i;
+
+  for (i = 0; i < count; i++, iv_sector += iv_step)
+    iv_generate (g, iv_sector, ivs + i * g->iv_bytes);
+}
+
 /* Kernel hash names that ESSIV may name, and OpenSSL's digest for each. */
 struct essiv_hash
 {

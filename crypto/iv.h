@@ -39,6 +39,12 @@ void iv_gen_init (struct iv_gen *g, enum iv_mode mode, unsigned block_bytes,
  * encrypt, as the kernel's essiv template and eboiv generator do. */
 void iv_generate (const struct iv_gen *g, uint64_t iv_sector, uint8_t *iv);
 
+/* The generator output of COUNT consecutive encryption sectors, the
+ * first at IV_SECTOR and each next IV_STEP further on, written back to
+ * back (g->iv_bytes each) into IVS. */
+void iv_generate_run (const struct iv_gen *g, uint64_t iv_sector,
+                      uint64_t iv_step, size_t count, uint8_t *ivs);
+
 /* The key size, in bytes, that essiv:HASH gives its cipher (the digest
  * size), or 0 if HASH is not a kernel hash name we support. */
 size_t iv_essiv_salt_bytes (const char *hash);

@@ -4,6 +4,7 @@
 #ifndef DMCRYPT_XTS_H
 #define DMCRYPT_XTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,5 +20,10 @@ void xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
  * SRC. */
 void xts_whiten (uint8_t *dst, const uint8_t *src, const uint8_t *table,
                  size_t len);
+
+/* Whether the whitening uses AVX-512 (with VPCLMULQDQ), as it does
+ * wherever the CPU has it.  ENABLE false turns it off for the rest of
+ * the process, so that tests can compare it with the portable code. */
+bool xts_use_vector (bool enable);
 
 #endif /* DMCRYPT_XTS_H */

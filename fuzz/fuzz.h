@@ -29,6 +29,7 @@ int fuzz_params (const uint8_t *data, size_t size);
 int fuzz_control_proto (const uint8_t *data, size_t size);
 int fuzz_fvault2 (const uint8_t *data, size_t size);
 int fuzz_tcrypt (const uint8_t *data, size_t size);
+int fuzz_cipher_bulk (const uint8_t *data, size_t size);
 
 /* Errors reported through the nbdkit_error stand-in since the last
  * fuzz_log_reset: their number, and all of them, each line ended by a

@@ -34,7 +34,7 @@ all_systems+=" luks-filter qemu-nbd"
 chain_systems="nbd dmcrypt-filter-nbd"
 io_tests="seq-read seq-write randread-qd1 randread-qd32 randwrite-qd1"
 io_tests+=" randwrite-qd32 seeker fairness"
-all_tests="$io_tests ciphers crypto"
+all_tests="$io_tests ciphers crypto server-cpu"
 # LUKS2 images of dmcrypt's cipher table: spec/key bits.
 cipher_list="aes-xts-plain64/256 aes-xts-plain64/512"
 cipher_list+=" aes-cbc-essiv:sha256/128 aes-cbc-essiv:sha256/256"
@@ -56,6 +56,7 @@ usage: tools/bench.sh [options]
   --out DIR         where results go (default: bench-results)
   --workdir DIR     where the images go (default: /dev/shm, a tmpfs)
   --quick           --size 64M --repeats 1 --time 0.5, one openssl cipher
+                    (and tools/bench-cpu.sh --quick for server-cpu)
 EOF
   exit "${1:-0}"
 }
@@ -680,6 +681,20 @@ filt-nbd's divided by nbd's, what encryption costs over nbd (for ms
 rows, below 1 means quicker).  Seeker reads 512 bytes, or the export's
 minimum block size when larger (4096 for dmcrypt on LUKS2).
 EOF
+
+# The server's CPU per GiB against openssl's XTS price: its own script,
+# its own table (appended) and $out/cpu.csv.
+if has "$tests" server-cpu && has "$systems" dmcrypt; then
+  cpu_quick=(); [ $quick = 1 ] && cpu_quick=(--quick)
+  echo "bench: server CPU per GiB (tools/bench-cpu.sh)"
+  { echo; echo "Server CPU per GiB (tools/bench-cpu.sh, cpu.csv)"
+    "$topdir/tools/bench-cpu.sh" "${cpu_quick[@]}" --size "$size" \
+      --repeats "$repeats" --out "$out" --workdir "$workbase" \
+      --plugin "$plugin" 2>&1 | grep -v '^bench-cpu: openssl'
+  } > "$work/cpu-table.txt" || { echo "bench: bench-cpu.sh failed" >&2
+                                 failures=$((failures + 1)); }
+  cat "$work/cpu-table.txt" >> "$out/table.txt"
+fi
 cat "$out/table.txt"
 
 # Chart data: one cluster per CLUSTER value, one bar (median, min, max)

@@ -913,6 +913,8 @@ bench (void)
   bench_one ("aes-xts-plain64", 48, 4096);
   bench_one ("aes-xts-plain64", 48, 512);
   bench_one ("aes-cbc-essiv:sha256", 32, 4096);
+  bench_one ("aes-cbc-essiv:sha256", 32, 512);
+  bench_one ("aes-cbc-essiv:sha256", 16, 4096);
 }
 
 int

@@ -26,6 +26,7 @@ static const struct
   { "control-proto", fuzz_control_proto },
   { "fvault2", fuzz_fvault2 },
   { "tcrypt", fuzz_tcrypt },
+  { "cipher-bulk", fuzz_cipher_bulk },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 

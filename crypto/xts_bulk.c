@@ -1,0 +1,53 @@
+/* XTS on ECB a run at a time: every tweak of the run in one ECB call,
+ * every data block in another, the whitening between them (xts.c). */
+#include "block_cipher.h"
+#include "xts.h"
+#include "xts_bulk.h"
+
+/* A run and its tweak table stay in a 48 KiB L1 data cache; 16 KiB
+ * measured quicker than 8 and 32 with AES-NI (tests/unit/test-cipher
+ * --bench). */
+#define XTS_RUN_BYTES 16384
+_Static_assert (XTS_RUN_BYTES % 4096 == 0, "a run holds whole sectors");
+
+/* One run of LEN bytes, at most XTS_RUN_BYTES. */
+static int
+convert_run (const struct xts_bulk *x, uint8_t *dst, const uint8_t *src,
+             size_t len, uint64_t iv_sector, uint64_t iv_step)
+{
+  enum { MAX_UNITS = XTS_RUN_BYTES / XTS_BLOCK_BYTES };
+  uint8_t tweaks[MAX_UNITS * XTS_BLOCK_BYTES], table[XTS_RUN_BYTES];
+  size_t units = len / x->unit_bytes, tweak_bytes = units * XTS_BLOCK_BYTES;
+  size_t i, at;
+
+  iv_generate_run (x->iv, iv_sector, iv_step, units, tweaks);
+  if ((x->essiv != NULL &&
+       block_cipher_update (x->essiv, tweaks, tweaks, tweak_bytes) == -1) ||
+      block_cipher_update (x->tweak, tweaks, tweaks, tweak_bytes) == -1)
+    return -1;
+  for (i = 0; i < units; i++) {
+    at = i * x->unit_bytes;
+    xts_whiten_first (dst + at, src + at, table + at, x->unit_bytes,
+                      tweaks + i * XTS_BLOCK_BYTES);
+  }
+  if (block_cipher_update (x->data, dst, dst, len) == -1)
+    return -1;
+  xts_whiten (dst, dst, table, len);
+  return 0;
+}
+
+int
+xts_bulk_convert (const struct xts_bulk *x, uint8_t *dst, const uint8_t *src,
+                  size_t nbytes, uint64_t iv_sector, uint64_t iv_step)
+{
+  size_t off, len, run_units;
+
+  for (off = 0; off < nbytes; off += len) {
+    len = nbytes - off < XTS_RUN_BYTES ? nbytes - off : XTS_RUN_BYTES;
+    run_units = len / x->unit_bytes;
+    if (convert_run (x, dst + off, src + off, len, iv_sector, iv_step) == -1)
+      return -1;
+    iv_sector += run_units * iv_step;
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tools/bench-cpu.sh (make bench-cpu) at a tiny size: it must refuse bad
+# options, measure every image, cipher and direction of its quick set,
+# and print each ratio as the arithmetic of the figures beside it:
+# (dmcrypt - file) / openssl.  No figure is judged for speed.
+source "$(dirname "$0")/functions.sh"
+requires_cmd nbdkit nbdcopy cryptsetup openssl numfmt
+plugin_built_or_fail
+scratch
+
+bench="$topdir/tools/bench-cpu.sh"
+"$bench" --size 1K --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "a 1K size was accepted"
+"$bench" --repeats 0 --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "0 repeats were accepted"
+"$bench" --nosuch --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "an unknown option was accepted"
+"$bench" --plugin "$tmp/missing.so" --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "a missing plugin was accepted"
+
+timeout 300 "$bench" --quick --size 4M --out "$tmp/out" --workdir "$tmp" \
+  > "$tmp/stdout" 2>&1
+rc=$?
+cat "$tmp/stdout"
+[ $rc -eq 0 ] || fail "bench-cpu.sh exited with $rc"
+
+csv="$tmp/out/cpu.csv"
+expect_equal "CSV header" \
+  "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio" \
+  "$(head -n 1 "$csv")"
+# The quick set, written out here rather than taken from the script.
+expected=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096"
+          "plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
+          "plain aes-cbc-essiv:sha256 128 4096"
+          "plain aes-cbc-essiv:sha256 256 4096")
+expect_equal "rows" $(( ${#expected[@]} * 2 )) $(( $(wc -l < "$csv") - 1 ))
+number='^[0-9]+(\.[0-9]+)?$'
+for e in "${expected[@]}"; do
+  read -r img cipher bits sector <<< "$e"
+  for dir in write read; do
+    line=$(grep "^$img,$cipher,$bits,$sector,$dir," "$csv") \
+      || fail "no row for $e $dir"
+    IFS=, read -r _ _ _ _ _ file_ms dm_ms ossl ratio <<< "$line"
+    for v in "$file_ms" "$dm_ms" "$ossl"; do
+      [[ $v =~ $number ]] || fail "$e $dir: '$v' is not a number"
+    done
+    [[ $ratio =~ ^-?[0-9]+\.[0-9][0-9]$ ]] \
+      || fail "$e $dir: ratio '$ratio' is not a number with two decimals"
+    want=$(awk -v f="$file_ms" -v d="$dm_ms" -v o="$ossl" \
+             'BEGIN { printf "%.2f", (d - f) / o }')
+    expect_equal "$e $dir ratio" "$want" "$ratio"
+    # The printed table says the same as the CSV, with its units.
+    grep -Eq "^$img +$cipher +$bits +$sector +$dir +$file_ms +$dm_ms +$ossl +$ratio\$" \
+      "$tmp/stdout" || fail "$e $dir: the printed row differs from the CSV"
+  done
+done
+grep -q 'ms/GiB' "$tmp/stdout" || fail "the table gives no units"
+# XTS's price is that of its AES key: half the XTS key.
+x256=$(grep '^luks1,' "$csv" | head -n 1 | cut -d, -f8)
+c256=$(grep '^plain,aes-cbc-essiv:sha256,256,' "$csv" | head -n 1 | cut -d, -f8)
+expect_equal "aes-256 price for xts-512 and cbc-256" "$x256" "$c256"
+exit 0

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# make bench-cpu: what encryption costs the server, per GiB, in units of
+# OpenSSL's own price.  For each image, cipher and direction, nbdcopy
+# moves the whole export through a fresh server, and the server's CPU
+# time (utime + stime from /proc/PID/stat) is divided by the GiB moved;
+# the extra over the unencrypted nbdkit file plugin on the same bytes is
+# then divided by what `openssl speed -evp aes-{128,256}-xts -bytes 4096`
+# needs per GiB on one core, measured in the same run: 1.00 means the
+# server pays exactly OpenSSL's XTS price for encryption, and nothing
+# else.
+#
+#   tools/bench-cpu.sh [--quick] [--size SIZE] [--repeats N] [--out DIR]
+#                      [--workdir DIR] [--plugin FILE]
+#
+# Prints one row per image, cipher and direction, and writes DIR/cpu.csv:
+# image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,
+# openssl_ms_per_gib,ratio (medians of --repeats runs).
+set -u
+set -o pipefail
+export LC_ALL=C
+
+cd "$(dirname "$0")/.." || exit 1
+topdir=$PWD
+plugin=$topdir/plugin/nbdkit-dmcrypt-plugin.so
+
+usage ()
+{
+  cat <<EOF
+usage: tools/bench-cpu.sh [options]
+  --size SIZE     bytes of every export, copied each way (default 1G)
+  --repeats N     runs of every measurement; the median is reported
+                  (default 3)
+  --out DIR       where cpu.csv goes (default: bench-results)
+  --workdir DIR   where the images go (default: /dev/shm, a tmpfs)
+  --plugin FILE   the dmcrypt plugin to measure (default: this tree's),
+                  e.g. an older build to compare with
+  --quick         --size 512M --repeats 1, and only the default cipher
+                  at each sector size and the two CBC-ESSIV key sizes
+EOF
+  exit "${1:-0}"
+}
+
+die () { echo "bench-cpu: $*" >&2; exit 1; }
+
+size_arg='' repeats='' quick=0 out=$topdir/bench-results workbase=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --size) size_arg=${2:?}; shift ;;
+    --repeats) repeats=${2:?}; shift ;;
+    --out) out=${2:?}; shift ;;
+    --workdir) workbase=${2:?}; shift ;;
+    --plugin) plugin=${2:?}; shift ;;
+    --quick) quick=1 ;;
+    -h|--help) usage 0 ;;
+    *) echo "bench-cpu: unknown option $1" >&2; usage 2 ;;
+  esac
+  shift
+done
+[ $quick = 1 ] && : "${size_arg:=512M}" "${repeats:=1}"
+: "${size_arg:=1G}" "${repeats:=3}"
+size=$(numfmt --from=iec "${size_arg%B}" 2>/dev/null) \
+  || die "bad --size $size_arg"
+[ "$size" -ge $((1 << 20)) ] 2>/dev/null || die "--size must be >= 1M"
+size=$(( size / 65536 * 65536 ))
+[[ $repeats =~ ^[1-9][0-9]*$ ]] || die "bad --repeats $repeats"
+
+for c in nbdkit nbdcopy cryptsetup openssl numfmt timeout; do
+  command -v "$c" >/dev/null || die "$c is not installed"
+done
+[ -f "$plugin" ] || die "$plugin is not built (make)"
+
+if [ -z "$workbase" ]; then
+  workbase=${TMPDIR:-/tmp}
+  [ -d /dev/shm ] && [ -w /dev/shm ] && workbase=/dev/shm
+fi
+work=$(mktemp -d "$workbase/dmcrypt-bench-cpu.XXXXXX") || die "mktemp failed"
+server_pid=
+stop_server ()
+{
+  [ -n "$server_pid" ] || return 0
+  kill -TERM "$server_pid" 2>/dev/null
+  wait "$server_pid" 2>/dev/null
+  server_pid=
+}
+trap 'stop_server; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+cp "$plugin" "$work/" || die "cannot copy $plugin"
+plugin=$work/${plugin##*/}
+mkdir -p "$out" || die "cannot make $out"
+
+# ---- Images: one raw, LUKS1 and LUKS2 on copies of it ----
+
+header_bytes=$((16 << 20))
+pwfile=$work/passphrase src=$work/source.bin
+printf %s "bench-$RANDOM-$RANDOM" > "$pwfile"
+random_bytes ()  # random_bytes BYTES FILE
+{
+  { openssl enc -aes-128-ctr -nosalt -K "$(openssl rand -hex 16)" \
+      -iv "$(openssl rand -hex 16)" -in /dev/zero 2>/dev/null || true
+  } | head -c "$1" > "$2"
+  [ "$(stat -c %s "$2")" -eq "$1" ]
+}
+avail=$(df --output=avail -B1 "$work" | tail -n 1)
+[ "$avail" -ge $(( 4 * (size + header_bytes) )) ] \
+  || die "$work has $((avail >> 20)) MiB free: use a smaller --size"
+random_bytes "$size" "$src" || die "cannot write $src"
+random_bytes "$size" "$work/raw.img" || die "cannot write raw.img"
+for t in luks1 luks2; do
+  { cat "$src" && head -c "$header_bytes" /dev/zero; } > "$work/$t.img"
+  cryptsetup luksFormat --batch-mode --type "$t" --pbkdf pbkdf2 \
+    --pbkdf-force-iterations 1000 --cipher aes-xts-plain64 --key-size 512 \
+    --key-file "$pwfile" "$work/$t.img" >/dev/null \
+    || die "cannot make the $t image"
+done
+
+# ---- What is measured ----
+
+# image cipher key-bits sector: luks1/luks2 with cryptsetup's defaults
+# (given explicitly), plain tables over the raw image for the rest.
+cases=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096")
+if [ $quick = 1 ]; then
+  cases+=("plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
+          "plain aes-cbc-essiv:sha256 128 4096"
+          "plain aes-cbc-essiv:sha256 256 4096")
+else
+  for cb in aes-xts-plain64/256 aes-xts-plain64/512 \
+            aes-cbc-essiv:sha256/128 aes-cbc-essiv:sha256/256; do
+    for ss in 512 1024 2048 4096; do
+      cases+=("plain ${cb%/*} ${cb#*/} $ss")
+    done
+  done
+fi
+
+# OpenSSL's XTS of the same AES key size: ms of one core per GiB.
+declare -A openssl_ms
+for bits in 128 256; do
+  kbps=$(openssl speed -seconds 1 -bytes 4096 -evp "aes-$bits-xts" \
+           2>/dev/null | awk -v c="aes-$bits-xts" \
+             'toupper($1) == toupper(c) { sub(/k$/, "", $2); print $2 }')
+  [ -n "$kbps" ] || die "openssl speed aes-$bits-xts failed"
+  openssl_ms[$bits]=$(awk -v k="$kbps" \
+                        'BEGIN { printf "%.1f", 1073741824 / (k * 1000) * 1000 }')
+  echo "bench-cpu: openssl aes-$bits-xts: $kbps kB/s," \
+       "${openssl_ms[$bits]} ms/GiB"
+done
+
+clk_tck=$(getconf CLK_TCK)
+server_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# Starts the file plugin on the raw image, or dmcrypt on IMAGE; sets
+# server_pid and uri.
+start_server ()  # start_server IMAGE CIPHER BITS SECTOR
+{
+  local sock=$work/sock.$RANDOM$RANDOM key
+  local nbdkit=(nbdkit -f --exit-with-parent -U "$sock")
+  case $1 in
+    file) set -- "${nbdkit[@]}" file "$work/raw.img" ;;
+    luks*) set -- "${nbdkit[@]}" "$plugin" file="$work/$1.img" \
+             passphrase=+"$pwfile" ;;
+    plain)
+      key=$(openssl rand -hex $(( $3 / 8 )))
+      echo "0 $(( size / 512 )) crypt $2 $key 0 /dev/null 0 1" \
+           "sector_size:$4" > "$work/table"
+      set -- "${nbdkit[@]}" "$plugin" file="$work/raw.img" \
+        table=+"$work/table" ;;
+  esac
+  "$@" >"$work/server.log" 2>&1 </dev/null &
+  server_pid=$! uri="nbd+unix:///?socket=$sock"
+  for (( i = 0; i < 1500; i++ )); do
+    [ -S "$sock" ] && return 0
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.02
+  done
+  cat "$work/server.log" >&2
+  die "the server did not start for $*"
+}
+
+# Server CPU ms per GiB for one copy in DIRECTION (read or write).
+measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR
+{
+  local dir=$1 t0 t1
+  shift
+  start_server "$@"
+  t0=$(server_ticks "$server_pid")
+  if [ "$dir" = read ]; then
+    timeout 600 nbdcopy "$uri" null: || die "nbdcopy read failed on $*"
+  else
+    timeout 600 nbdcopy "$src" "$uri" || die "nbdcopy write failed on $*"
+  fi
+  t1=$(server_ticks "$server_pid")
+  stop_server
+  awk -v t=$(( t1 - t0 )) -v hz="$clk_tck" -v n="$size" \
+    'BEGIN { printf "%.1f\n", t / hz * 1000 / (n / 1073741824) }'
+}
+
+median () { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# The median of REPEATS measurements, the file plugin's and the case's
+# interleaved so that drift hits both alike.
+measure_pair ()  # measure_pair DIRECTION IMAGE CIPHER BITS SECTOR
+{
+  local r f=() d=()
+  for (( r = 0; r < repeats; r++ )); do
+    f+=("$(measure "$1" file)")
+    d+=("$(measure "$@")")
+  done
+  echo "$(printf '%s\n' "${f[@]}" | median)" \
+       "$(printf '%s\n' "${d[@]}" | median)"
+}
+
+csv=$out/cpu.csv
+echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio" > "$csv"
+printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' image cipher bits \
+  sector dir "file" dmcrypt openssl ratio
+printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' "" "" "" bytes "" \
+  ms/GiB ms/GiB ms/GiB "x"
+for c in "${cases[@]}"; do
+  read -r img cipher bits sector <<< "$c"
+  # XTS splits its key in two: the AES key is half of it.
+  aes_bits=$bits
+  [[ $cipher == *-xts-* ]] && aes_bits=$(( bits / 2 ))
+  ossl=${openssl_ms[$aes_bits]}
+  for dir in write read; do
+    read -r file_ms dm_ms <<< "$(measure_pair "$dir" "$img" "$cipher" \
+                                   "$bits" "$sector")"
+    ratio=$(awk -v f="$file_ms" -v d="$dm_ms" -v o="$ossl" \
+              'BEGIN { printf "%.2f", (d - f) / o }')
+    printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' "$img" "$cipher" \
+      "$bits" "$sector" "$dir" "$file_ms" "$dm_ms" "$ossl" "$ratio"
+    echo "$img,$cipher,$bits,$sector,$dir,$file_ms,$dm_ms,$ossl,$ratio" \
+      >> "$csv"
+  done
+done
+echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
+     "over the unencrypted file plugin, in units of openssl speed's" \
+     "aes-{128,256}-xts (4 KiB buffers, one core) of the same AES key size"
