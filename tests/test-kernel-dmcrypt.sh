@@ -81,6 +81,8 @@ all_cases=(
   "cbc-eboiv plain aes-cbc-eboiv $key32 0 0 2048"
   "cbc-eboiv-4096 plain aes-cbc-eboiv $key32 0 0 2048 1 sector_size:4096"
   "ecb plain aes-ecb $key32 0 0 2048"
+  "cbc-elephant plain aes-cbc-elephant $key64 0 0 2048"
+  "cbc-elephant-4096 plain aes-cbc-elephant $key32 8 0 2048 1 sector_size:4096"
   "capi-xts plain capi:xts(aes)-plain64 $key64 0 0 2048"
   "camellia-cbc-essiv plain camellia-cbc-essiv:sha256 $key32 0 0 2048"
 )
