@@ -48,7 +48,7 @@ volume_type (void)
   if (!volume.is_luks)
     return "plain";
   if (volume.luks.version == 0)
-    return "fvault2";
+    return strcmp (volume.luks.type, "BITLK") == 0 ? "bitlk" : "fvault2";
   return volume.luks.version == 1 ? "luks1" : "luks2";
 }
 
@@ -108,7 +108,7 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   /* No kernel block device exists: no major and minor to show. */
   ctl_addf (rep, "major", "%u", 0u);
   ctl_addf (rep, "minor", "%u", 0u);
-  ctl_addf (rep, "targets", "%u", 1u);
+  ctl_addf (rep, "targets", "%u", s.targets);
   ctl_addf (rep, "read_ahead", "%u", READ_AHEAD_SECTORS);
   ctl_addf (rep, "key_valid", "%d", s.key_valid);
   ctl_addf (rep, "inflight", "%u", s.inflight);
@@ -120,15 +120,21 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
 static int
 cmd_table (const struct ctl_message *req, struct ctl_message *rep)
 {
-  char *line = dm_format_table (volume.dm, ctl_get_bool (req, "inactive"),
-                                ctl_get_bool (req, "showkeys"));
-  int r;
+  char *lines = dm_format_table (volume.dm, ctl_get_bool (req, "inactive"),
+                                 ctl_get_bool (req, "showkeys"));
+  char *line, *next;
+  int r = 0;
 
   /* No inactive table: dmsetup prints nothing and succeeds. */
-  if (line == NULL)
+  if (lines == NULL)
     return errno == ENXIO ? 0 : -1;
-  r = ctl_add (rep, "table", line);
-  crypt_table_free_line (line);
+  /* A field per segment, in order: a value holds no newline. */
+  for (line = lines; r == 0 && line; line = next) {
+    if ((next = strchr (line, '\n')) != NULL)
+      *next++ = '\0';
+    r = ctl_add (rep, "table", line);
+  }
+  crypt_table_free_line (lines);
   return r;
 }
 
