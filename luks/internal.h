@@ -59,6 +59,19 @@ int fvault2_fill_params (struct crypt_device *cd,
                          const struct luks_unlock_params *p,
                          uint64_t data_size, struct crypt_table *t);
 
+/* bitlk.c: crypt_load of a BitLocker volume, after our own reading of
+ * its metadata refused what cryptsetup cannot activate.  Returns 0 or
+ * -1. */
+int bitlk_load (struct crypt_device *cd,
+                const struct luks_unlock_params *p);
+/* The table the crypt segments share (the whole device as itself, the
+ * key aside) and SEGMENTS, cryptsetup's mapping of it.  Returns 0 or
+ * -1. */
+int bitlk_fill_params (struct crypt_device *cd,
+                       const struct luks_unlock_params *p,
+                       uint64_t data_size, struct crypt_table *t,
+                       struct segment_list *segments);
+
 /* key.c: unlocks a keyslot into t->key / t->key_size (secmem).
  * Returns the keyslot that opened, or -1. */
 int luks_fetch_volume_key (struct crypt_device *cd,

@@ -26,8 +26,9 @@ struct dmcrypt_params params = { .key_slot = -1,
   "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
-  "type=luks|luks1|luks2|plain|fvault2  Volume type (default: plain with\n" \
-  "                    table= or cipher=, else LUKS or FileVault2 by magic).\n" \
+  "type=luks|luks1|luks2|plain|fvault2|bitlk  Volume type (default: plain\n" \
+  "                    with table= or cipher=, else LUKS, FileVault2 or\n" \
+  "                    BitLocker by magic).\n" \
   "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the key.\n" \
   "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
   "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n" \
@@ -176,7 +177,7 @@ set_type (const char *value)
 {
   static const struct { const char *name; enum volume_type type; } types[] = {
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
-    { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
+    { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 }, { "bitlk", VT_BITLK },
   };
   size_t i;
 
@@ -187,7 +188,7 @@ set_type (const char *value)
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
-                "(expected luks, luks1, luks2, plain or fvault2)", value);
+                "(expected luks, luks1, luks2, plain, fvault2 or bitlk)", value);
   return -1;
 }
 
