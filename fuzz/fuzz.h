@@ -28,6 +28,7 @@ int fuzz_cipher_spec (const uint8_t *data, size_t size);
 int fuzz_params (const uint8_t *data, size_t size);
 int fuzz_control_proto (const uint8_t *data, size_t size);
 int fuzz_fvault2 (const uint8_t *data, size_t size);
+int fuzz_bitlk (const uint8_t *data, size_t size);
 
 /* Errors reported through the nbdkit_error stand-in since the last
  * fuzz_log_reset: their number, and all of them, each line ended by a

@@ -25,6 +25,7 @@ static const struct
   { "params", fuzz_params },
   { "control-proto", fuzz_control_proto },
   { "fvault2", fuzz_fvault2 },
+  { "bitlk", fuzz_bitlk },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
