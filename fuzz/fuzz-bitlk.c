@@ -8,34 +8,9 @@
  * and a sector size of 512 or 4096; an accepted layout passes the
  * segment list's own check (segment_list_check), the two independent
  * readings of what a mapping may be agreeing. */
-#include <string.h>
 
 #include "../luks/bitlk.h"
 #include "fuzz.h"
-
-struct image
-{
-  const uint8_t *data;
-  size_t size;
-};
-
-static int
-image_read (void *opaque, void *buf, size_t len, uint64_t offset)
-{
-  const struct image *im = opaque;
-
-  if (offset > im->size || len > im->size - offset)
-    return -1;
-  memcpy (buf, im->data + offset, len);
-  return 0;
-}
-
-static void
-check_reason (const char *why)
-{
-  if (why[0] == '\0' || strchr (why, '\n') != NULL)
-    fuzz_fail ("a refusal without a one-line reason: '%s'", why);
-}
 
 static void
 check_layout (const struct bitlk_metadata *m)
@@ -50,7 +25,7 @@ check_layout (const struct bitlk_metadata *m)
   char why[256] = "";
 
   if (bitlk_segments (m, m->volume_size, &l, why, sizeof why) == -1) {
-    check_reason (why);
+    fuzz_check_reason (why);
     return;
   }
   /* Sector alignment is the kernel's rule, not the layout's: only a
@@ -63,12 +38,12 @@ check_layout (const struct bitlk_metadata *m)
 int
 fuzz_bitlk (const uint8_t *data, size_t size)
 {
-  struct image im = { data, size };
+  struct fuzz_image im = { data, size };
   struct bitlk_metadata m;
   char why[256] = "";
 
-  if (bitlk_read_metadata (image_read, &im, &m, why, sizeof why) == -1) {
-    check_reason (why);
+  if (bitlk_read_metadata (fuzz_image_read, &im, &m, why, sizeof why) == -1) {
+    fuzz_check_reason (why);
     return 0;
   }
   if (m.volume_header_size == 0

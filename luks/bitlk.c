@@ -22,23 +22,6 @@
 
 #define SECTOR_BYTES 512
 
-/* bitlk_read_fn over a file descriptor. */
-static int
-fd_read (void *opaque, void *buf, size_t len, uint64_t offset)
-{
-  int fd = *(int *) opaque;
-  ssize_t n;
-
-  for (; len > 0; len -= n, offset += n, buf = (char *) buf + n) {
-    n = pread (fd, buf, len, offset);
-    if (n == -1 && errno == EINTR)
-      n = 0;
-    else if (n <= 0)
-      return -1;
-  }
-  return 0;
-}
-
 static int
 read_metadata (const struct luks_unlock_params *p, struct bitlk_metadata *m)
 {
@@ -50,7 +33,7 @@ read_metadata (const struct luks_unlock_params *p, struct bitlk_metadata *m)
     nbdkit_error ("%s: %m", luks_data_name (p));
     return -1;
   }
-  r = bitlk_read_metadata (fd_read, &fd, m, why, sizeof why);
+  r = bitlk_read_metadata (luks_fd_read, &fd, m, why, sizeof why);
   close (fd);
   if (r == -1)
     nbdkit_error ("%s: cannot read the BitLocker metadata: %s",

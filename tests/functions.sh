@@ -205,6 +205,23 @@ expect_equal ()  # expect_equal WHAT EXPECTED ACTUAL
   echo "  equal: $1 = $3"
 }
 
+# The plugin must not start on IMAGE with ARGS: nbdkit exits 1 after one
+# error line matching PATTERN (grep -E), and IMAGE is left as it was.
+expect_refused ()  # expect_refused WHAT PATTERN IMAGE [plugin-args...]
+{
+  local what=$1 pattern=$2 image=$3 before rc=0; shift 3
+  before=$(sha256_of "$image")
+  timeout "$compat_timeout" nbdkit -U - "$plugin" "$image" "$@" \
+    --run true </dev/null >"$tmp/refused.log" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] || { cat "$tmp/refused.log"; fail "$what: exit $rc, not 1"; }
+  [ "$(grep -c 'error:' "$tmp/refused.log")" -eq 1 ] \
+    || { cat "$tmp/refused.log"; fail "$what: not exactly one error line"; }
+  grep -Eq "$pattern" "$tmp/refused.log" \
+    || { cat "$tmp/refused.log"; fail "$what: no reason"; }
+  expect_equal "$what: image unchanged" "$before" "$(sha256_of "$image")"
+  echo "  refused: $what: $(grep 'error:' "$tmp/refused.log")"
+}
+
 # Runs CMD (which sees $uri) against the plugin serving with ARGS.
 # Stdin is /dev/null, so a loop reading its own stdin may call it.
 serve_dmcrypt ()  # serve_dmcrypt CMD plugin-args...

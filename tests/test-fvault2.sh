@@ -74,20 +74,7 @@ expect_equal "filter, detected" 167772160 \
   "$(timeout "$compat_timeout" nbdkit -U - --filter="$filter" file "$img" \
      passphrase=+pw --run 'nbdinfo --size "$uri"' </dev/null)"
 
-# refused WHAT PATTERN IMAGE [ARGS]: the plugin must not start, must say
-# one error line matching PATTERN, and must leave IMAGE as it was.
-refused ()
-{
-  local what=$1 pattern=$2 image=$3 before; shift 3
-  before=$(sha256_of "$image")
-  timeout "$compat_timeout" nbdkit -U - "$plugin" "$image" "$@" \
-    --run true </dev/null >out.log 2>&1 && fail "$what: the volume opened"
-  [ "$(grep -c 'error:' out.log)" -eq 1 ] \
-    || { cat out.log; fail "$what: not exactly one error line"; }
-  grep -Eq "$pattern" out.log || { cat out.log; fail "$what: no reason"; }
-  expect_equal "$what: image unchanged" "$before" "$(sha256_of "$image")"
-  echo "  refused: $what: $(grep 'error:' out.log)"
-}
+refused () { expect_refused "$@"; }
 
 echo "refusals"
 refused "wrong passphrase" "wrong passphrase" "$img" passphrase=+wrongpw
