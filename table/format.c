@@ -158,8 +158,9 @@ put_segments (struct line_writer *w, const struct segment_list *l,
 
     if (i > 0)
       put_char (w, '\n');
+    /* dmsetup prints a space before the (empty) parameters. */
     if (s->type == SEGMENT_ZERO) {
-      put_text (w, "%" PRIu64 " %" PRIu64 " zero", s->start, s->length);
+      put_text (w, "%" PRIu64 " %" PRIu64 " zero ", s->start, s->length);
       continue;
     }
     seg_table.start = s->start;

@@ -65,7 +65,8 @@ void segment_list_piece (const struct segment_list *l,
 
 /* L's lines as "dmsetup table" prints them, one per segment, joined by
  * '\n': crypt lines as crypt_table_format prints T with the segment's
- * start, length, IV offset and device offset; "START LENGTH zero".
+ * start, length, IV offset and device offset; "START LENGTH zero " (with
+ * dmsetup's space before the empty parameters).
  * Free with crypt_table_free_line.  NULL with errno on failure. */
 char *segment_list_format (const struct segment_list *l,
                            const struct crypt_table *t, bool showkeys,

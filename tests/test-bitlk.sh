@@ -134,7 +134,7 @@ expected_table ()
       pos = len[3]
       for (i = 0; i < 4; i++) {
         if (zs[i] > pos) crypt(pos, zs[i] - pos, pos)
-        print zs[i] " " zl[i] " zero"
+        print zs[i] " " zl[i] " zero "
         pos = zs[i] + zl[i]
       }
       if (pos < size) crypt(pos, size - pos, pos)

@@ -42,12 +42,12 @@ test_bitlk_layout (void)
   static const char want[] =
     "0 16 crypt aes-xts-plain64 KEY 68904 /dev/x 68904\n"
     "16 68760 crypt aes-xts-plain64 KEY 16 /dev/x 16\n"
-    "68776 128 zero\n"
-    "68904 16 zero\n"
+    "68776 128 zero \n"
+    "68904 16 zero \n"
     "68920 21424 crypt aes-xts-plain64 KEY 68920 /dev/x 68920\n"
-    "90344 128 zero\n"
+    "90344 128 zero \n"
     "90472 22632 crypt aes-xts-plain64 KEY 90472 /dev/x 90472\n"
-    "113104 128 zero\n"
+    "113104 128 zero \n"
     "113232 91568 crypt aes-xts-plain64 KEY 113232 /dev/x 113232";
   struct crypt_table t = shared_table (100 * MiB / 512, 512);
   struct segment_list l;
