@@ -135,8 +135,8 @@ kernel_programs=(cryptsetup dmsetup mkfs.ext4 e2fsck nbd-client kmod
 # The modules the guest may load (with what they depend on): all of the
 # crypto API, so that the kernel finds any cipher a table names.
 kernel_module_dirs=(kernel/crypto kernel/arch/x86/crypto kernel/lib)
-kernel_modules=(dm-mod dm-crypt nbd virtio_pci virtio_blk virtio_console
-                virtio_net)
+kernel_modules=(dm-mod dm-crypt dm-zero nbd virtio_pci virtio_blk
+                virtio_console virtio_net)
 
 # Files of the initramfs: "SOURCE DEST" lines on stdout.
 _kernel_initramfs_files ()
