@@ -164,12 +164,20 @@ add_stats (struct ctl_message *rep)
 static int
 cmd_status (const struct ctl_message *req, struct ctl_message *rep)
 {
+  const struct segment_list *l = dm_segments (volume.dm);
   struct dm_state s;
+  unsigned i;
 
-  /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, so
-   * the line ends with the separating space. */
+  /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, and
+   * dm-zero has no status at all, so each line ends with the
+   * separating space; a line per segment, as dmsetup status. */
   dm_get_state (volume.dm, &s);
-  ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
+  if (l == NULL)
+    ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
+  for (i = 0; l && i < l->count; i++)
+    ctl_addf (rep, "status", "%" PRIu64 " %" PRIu64 " %s ", l->seg[i].start,
+              l->seg[i].length,
+              l->seg[i].type == SEGMENT_ZERO ? "zero" : "crypt");
   if (ctl_get_bool (req, "stats"))
     add_stats (rep);
   return 0;

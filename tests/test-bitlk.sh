@@ -3,8 +3,8 @@
 # that cryptsetup 2.6 activates opens with its passphrase, its recovery
 # passphrase(s) and its startup key (.BEK) file, and shows the plaintext
 # cryptsetup's test expects (sha256 of the whole mapping, images.conf);
-# dmcryptctl shows the segments cryptsetup's activation has, line by
-# line, from the offsets "cryptsetup bitlkDump" prints; what cryptsetup
+# dmcryptctl table and status show the segments cryptsetup's activation
+# has, line by line, from the offsets "cryptsetup bitlkDump" prints; what cryptsetup
 # refuses is refused in one line; writes land in the crypt segments and
 # never in the metadata; -r writes nothing.  BITLK_ALL=1: every image
 # with every secret (the default opens each image once and the secrets
@@ -152,6 +152,8 @@ for img in bitlk-aes-xts-128 bitlk-aes-cbc-128-4k; do
   [ "$(wc -l <<<"$want")" -ge 9 ] || fail "$img: bitlkDump gave too few areas"
   expect_equal "$img: table" "$want" \
     "$(sed -E 's/ crypt ([^ ]+) 0+ / crypt \1 KEY /' <<<"$got")"
+  expect_equal "$img: status, a line per segment" \
+    "$(awk '{ print $1, $2, $3 " " }' <<<"$want")" "$(ctl status bl)"
   ctl info bl | grep -Eq "Number of targets: *$(wc -l <<<"$want")\$" \
     || { ctl info bl; fail "$img: dmcryptctl info: targets"; }
   ctl ls | grep -qw bitlk || { ctl ls; fail "dmcryptctl ls: not bitlk"; }

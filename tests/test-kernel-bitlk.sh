@@ -8,7 +8,8 @@
 #   A. the kernel's mapping reads what dmcrypt reads (sha256 of the
 #      whole mapping, zero segments included);
 #   B. dmsetup table --showkeys lists the segments dmcryptctl table
-#      --showkeys lists (device field aside);
+#      --showkeys lists (device field aside), and dmsetup status the
+#      lines dmcryptctl status lists;
 #   C. the guest writes 16 MiB across a metadata area and the volume
 #      header's zero segment, and at sector 0, through the kernel;
 #      afterwards dmcrypt reads what the kernel read.
@@ -53,7 +54,8 @@ for c in "${cases[@]}"; do
   random_file "boot/guest/$c.b" $((16 * 1048576))
   serve "$c" 'nbdcopy "'"$c.a"'" "$uri" &&
     nbdcopy "$uri" - | sha256sum | cut -d" " -f1 > "'"$c.host-a"'" &&
-    '"'$ctl'"' table --showkeys "'"$tmp/ctl.sock"'" > "'"$c.host-table"'"' \
+    '"'$ctl'"' table --showkeys "'"$tmp/ctl.sock"'" > "'"$c.host-table"'" &&
+    '"'$ctl'"' status "'"$tmp/ctl.sock"'" > "'"$c.host-status"'"' \
     2> "$c.err" || fail "$c: dmcrypt: $(head -n 1 "$c.err")"
   dev=/dev/vd$(printf "\\x$(printf %x $((97 + i)))")
   drives+=("$tmp/$c.img")
@@ -65,6 +67,7 @@ echo "$c: begin"
 if cryptsetup open --type bitlk --disable-keyring --key-file /guest/pw $dev $c; then
   echo "$c: sha-a \$(sha256sum < /dev/mapper/$c | cut -d' ' -f1)"
   dmsetup table --showkeys $c | sed 's/^/$c: table /'
+  dmsetup status $c | sed 's/^/$c: status /'
   dd if=/guest/$c.b of=/dev/mapper/$c bs=1M seek=28 oflag=direct conv=fsync status=none \
     && dd if=/guest/$c.b of=/dev/mapper/$c bs=4096 count=3 oflag=direct conv=fsync status=none \
     || echo "$c: error dd"
@@ -97,6 +100,8 @@ for c in "${cases[@]}"; do
     || why="A: the kernel reads $(g sha-a), dmcrypt $(cat "$c.host-a")"
   [ -n "$why" ] || [ "$(g table | mask)" = "$(mask < "$c.host-table")" ] \
     || why="table: kernel '$(g table | mask | tr '\n' ';')', dmcryptctl '$(mask < "$c.host-table" | tr '\n' ';')'"
+  [ -n "$why" ] || [ "$(g status)" = "$(cat "$c.host-status")" ] \
+    || why="status: kernel '$(g status | tr '\n' ';')', dmcryptctl '$(tr '\n' ';' < "$c.host-status")'"
   if [ -z "$why" ]; then
     back=$(serve "$c" 'nbdcopy "$uri" - | sha256sum | cut -d" " -f1' \
              2> "$c.err") || why="dmcrypt: $(head -n 1 "$c.err")"
