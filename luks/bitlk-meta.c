@@ -61,11 +61,12 @@ bitlk_has_magic (const void *head, size_t size)
 {
   const uint8_t *h = head;
 
-  if (size < SUPERBLOCK_AT_TOGO + 16)
+  if (size < SIGNATURE_AT + 8)
     return false;
   if (memcmp (h + SIGNATURE_AT, SIGNATURE, 8) == 0)
     return true;
-  return memcmp (h + SIGNATURE_AT, SIGNATURE_TOGO, 8) == 0
+  return size >= SUPERBLOCK_AT_TOGO + 16
+    && memcmp (h + SIGNATURE_AT, SIGNATURE_TOGO, 8) == 0
     && known_guid (h + SUPERBLOCK_AT_TOGO);
 }
 

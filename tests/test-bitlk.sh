@@ -107,6 +107,19 @@ refused "smart card's volume, passphrase" "wrong passphrase" \
   bitlk-aes-xts-128-smart-card passphrase=anaconda
 refused "key-slot=" "no keyslots" bitlk-aes-xts-128 passphrase=anaconda \
   key-slot=0
+# Cut short: inside the volume header, and before the metadata areas end.
+head -c 300 "$dir/bitlk-aes-xts-128.img" > "$dir/cut-300.img"
+refused "cut in the volume header" "cannot read the BitLocker metadata" \
+  cut-300 passphrase=anaconda
+head -c 40M "$dir/bitlk-aes-xts-128.img" > "$dir/cut-40m.img"
+refused "cut before the last metadata area" \
+  "cannot map the BitLocker volume: .*leaves the device" \
+  cut-40m passphrase=anaconda
+head -c 1M /dev/zero > "$dir/zeros.img"
+refused "type=bitlk on zeros" "no BitLocker signature" zeros type=bitlk \
+  passphrase=anaconda
+refused "no type=, zeros" "tried LUKS1, LUKS2, FileVault2 and BitLocker" \
+  zeros passphrase=anaconda
 
 # expected_table IMAGE: the lines cryptsetup's _activate loads, from
 # bitlkDump's offsets: the moved volume header at 0, the three metadata

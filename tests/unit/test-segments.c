@@ -230,6 +230,8 @@ test_reader (void)
   CHECK (m.volume_header_offset == 0x38000 && m.volume_header_size == 8192);
   CHECK (m.protections == BITLK_PROT_PASSPHRASE);
   CHECK (bitlk_has_magic (image, 512));
+  CHECK (bitlk_has_magic (image, 11));          /* a header cut short */
+  CHECK (!bitlk_has_magic (image, 10));
 
   make_image (0x0000);
   REQUIRE (read_image (&m, why, sizeof why) == 0, "%s", why);
