@@ -82,11 +82,7 @@ done
 
 # ---- The boot ---------------------------------------------------------
 echo "booting $kver with ${#drives[@]} BitLocker images"
-kernel_boot boot guest.sh "${drives[@]}"
-rc=$?
-[ $rc -eq 125 ] && fail "the guest did not finish"
-[ $rc -eq 0 ] || echo "the guest script exited $rc"
-cp boot/out guest.out
+kernel_boot_cases boot guest.sh "${drives[@]}"
 
 # ---- After the boot ---------------------------------------------------
 mask () { awk '$3 == "crypt" { $7 = "DEV" } { print }'; }
@@ -108,12 +104,7 @@ for c in "${cases[@]}"; do
     [ -n "$why" ] || [ "$back" = "$(g sha-b)" ] \
       || why="C: dmcrypt reads $back, the kernel wrote $(g sha-b)"
   fi
-  if [ -z "$why" ]; then
-    report "PASS: kernel $kver: $c"
-  else
-    report "FAIL: kernel $kver: $c: $why"
-    nfail=$((nfail + 1))
-  fi
+  kernel_verdict "$c" "$why"
 done
 if [ $nfail -ne 0 ]; then
   echo "the guest's output:"

@@ -210,11 +210,7 @@ done
 
 # ---- The boot ---------------------------------------------------------
 echo "booting $kver with ${#drives[@]} drives for ${#cases[@]} cases"
-kernel_boot boot guest.sh "${drives[@]}"
-rc=$?
-[ $rc -eq 125 ] && fail "the guest did not finish"
-[ $rc -eq 0 ] || echo "the guest script exited $rc"
-cp boot/out guest.out
+kernel_boot_cases boot guest.sh "${drives[@]}"
 
 # ---- After the boot: B read through dmcrypt, the control tool --------
 mask () { awk '{ $7 = "DEV"; print }'; }
@@ -267,13 +263,7 @@ for c in "${cases[@]}"; do
     [ "$(g info | info_fields)" = "$(info_fields < "$name.ctl-info")" ] \
       || why="info: kernel '$(g info | info_fields | tr '\n' ';')', dmcryptctl '$(info_fields < "$name.ctl-info" | tr '\n' ';')'"
   fi
-  if [ -z "$why" ]; then
-    report "PASS: kernel $kver: $name"
-    npass=$(( npass + 1 ))
-  else
-    report "FAIL: kernel $kver: $name: $why"
-    nfail=$(( nfail + 1 ))
-  fi
+  kernel_verdict "$name" "$why"
 done
 echo "kernel $kver: $npass cases passed, $nfail failed${mutate:+ (MUTATE=$mutate)}"
 if [ $nfail -ne 0 ]; then

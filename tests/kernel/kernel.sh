@@ -345,3 +345,29 @@ kernel_boot ()  # kernel_boot DIR SCRIPT [DRIVE...]
   rc=$(awk '{ print $2; exit }' "$d/status")
   return "$rc"
 }
+
+# Boots as kernel_boot does, for a script of cases: a guest that did
+# not finish fails the test, its script's exit status is only said,
+# and its output is left in guest.out.
+kernel_boot_cases ()  # kernel_boot_cases DIR SCRIPT [DRIVE...]
+{
+  local rc
+  kernel_boot "$@"
+  rc=$?
+  [ $rc -eq 125 ] && fail "the guest did not finish"
+  [ $rc -eq 0 ] || echo "the guest script exited $rc"
+  cp "$1/out" guest.out
+}
+
+# One case's verdict as a REPORT line: PASS when WHY is empty, else
+# FAIL with WHY, counted in npass and nfail.
+kernel_verdict ()  # kernel_verdict NAME WHY
+{
+  if [ -z "$2" ]; then
+    report "PASS: kernel $kver: $1"
+    npass=$(( ${npass:-0} + 1 ))
+  else
+    report "FAIL: kernel $kver: $1: $2"
+    nfail=$(( ${nfail:-0} + 1 ))
+  fi
+}
