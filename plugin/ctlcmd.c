@@ -53,7 +53,8 @@ volume_type (void)
 }
 
 /* cryptsetup's UUID of an active device: CRYPT-<type>-<uuid without
- * dashes>-<name>, type as libcryptsetup names it (LUKS2, FVAULT2).
+ * dashes>-<name>, type as libcryptsetup names it (LUKS2, FVAULT2);
+ * CRYPT-BITLK-<name> for BitLocker.
  * Plain volumes have none, as after dmsetup create. */
 static void
 add_uuid (struct ctl_message *rep)
@@ -67,8 +68,13 @@ add_uuid (struct ctl_message *rep)
     if (volume.luks.uuid[i] != '-')
       hex[n++] = volume.luks.uuid[i];
   hex[n] = '\0';
-  ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
-            control_name ());
+  /* cryptsetup 2.6 activates BitLocker without the volume's GUID in
+   * the device's UUID: CRYPT-BITLK-NAME. */
+  if (strcmp (volume.luks.type, "BITLK") == 0)
+    ctl_addf (rep, "uuid", "CRYPT-BITLK-%s", control_name ());
+  else
+    ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
+              control_name ());
 }
 
 /* The keyslot that opened and those in use ("0,1"), for info -o

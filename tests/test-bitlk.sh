@@ -169,6 +169,9 @@ for img in bitlk-aes-xts-128 bitlk-aes-cbc-128-4k; do
     "$(awk '{ print $1, $2, $3 " " }' <<<"$want")" "$(ctl status bl)"
   ctl info bl | grep -Eq "Number of targets: *$(wc -l <<<"$want")\$" \
     || { ctl info bl; fail "$img: dmcryptctl info: targets"; }
+  # cryptsetup 2.6's dm UUID for BitLocker holds no GUID.
+  ctl info bl | grep -Eq "^UUID: *CRYPT-BITLK-bl\$" \
+    || { ctl info bl; fail "$img: dmcryptctl info: UUID"; }
   ctl ls | grep -qw bitlk || { ctl ls; fail "dmcryptctl ls: not bitlk"; }
   ctl reload bl "$(ctl table --showkeys bl | head -n 1)" > reload.log 2>&1 \
     && fail "$img: reload of a multi-segment mapping succeeded"

@@ -8,8 +8,9 @@
 #   A. the kernel's mapping reads what dmcrypt reads (sha256 of the
 #      whole mapping, zero segments included);
 #   B. dmsetup table --showkeys lists the segments dmcryptctl table
-#      --showkeys lists (device field aside), and dmsetup status the
-#      lines dmcryptctl status lists;
+#      --showkeys lists (device field aside), dmsetup status the lines
+#      dmcryptctl status lists, dmsetup info the same name, state,
+#      number of targets and UUID as dmcryptctl info;
 #   C. the guest writes 16 MiB across a metadata area and the volume
 #      header's zero segment, and at sector 0, through the kernel;
 #      afterwards dmcrypt reads what the kernel read.
@@ -55,7 +56,8 @@ for c in "${cases[@]}"; do
   serve "$c" 'nbdcopy "'"$c.a"'" "$uri" &&
     nbdcopy "$uri" - | sha256sum | cut -d" " -f1 > "'"$c.host-a"'" &&
     '"'$ctl'"' table --showkeys "'"$tmp/ctl.sock"'" > "'"$c.host-table"'" &&
-    '"'$ctl'"' status "'"$tmp/ctl.sock"'" > "'"$c.host-status"'"' \
+    '"'$ctl'"' status "'"$tmp/ctl.sock"'" > "'"$c.host-status"'" &&
+    '"'$ctl'"' info "'"$tmp/ctl.sock"'" > "'"$c.host-info"'"' \
     2> "$c.err" || fail "$c: dmcrypt: $(head -n 1 "$c.err")"
   dev=/dev/vd$(printf "\\x$(printf %x $((97 + i)))")
   drives+=("$tmp/$c.img")
@@ -68,6 +70,7 @@ if cryptsetup open --type bitlk --disable-keyring --key-file /guest/pw $dev $c; 
   echo "$c: sha-a \$(sha256sum < /dev/mapper/$c | cut -d' ' -f1)"
   dmsetup table --showkeys $c | sed 's/^/$c: table /'
   dmsetup status $c | sed 's/^/$c: status /'
+  dmsetup info $c | sed 's/^/$c: info /'
   dd if=/guest/$c.b of=/dev/mapper/$c bs=1M seek=28 oflag=direct conv=fsync status=none \
     && dd if=/guest/$c.b of=/dev/mapper/$c bs=4096 count=3 oflag=direct conv=fsync status=none \
     || echo "$c: error dd"
@@ -86,6 +89,9 @@ kernel_boot_cases boot guest.sh "${drives[@]}"
 
 # ---- After the boot ---------------------------------------------------
 mask () { awk '$3 == "crypt" { $7 = "DEV" } { print }'; }
+# What both sides' info must share (the open count and device numbers
+# are each device's own).
+info_fields () { grep -E '^(Name|State|Tables present|Number of targets|UUID):'; }
 nfail=0
 for c in "${cases[@]}"; do
   g () { sed -n "s/^$c: $1 \{0,1\}//p" guest.out; }
@@ -98,6 +104,8 @@ for c in "${cases[@]}"; do
     || why="table: kernel '$(g table | mask | tr '\n' ';')', dmcryptctl '$(mask < "$c.host-table" | tr '\n' ';')'"
   [ -n "$why" ] || [ "$(g status)" = "$(cat "$c.host-status")" ] \
     || why="status: kernel '$(g status | tr '\n' ';')', dmcryptctl '$(tr '\n' ';' < "$c.host-status")'"
+  [ -n "$why" ] || [ "$(g info | info_fields)" = "$(info_fields < "$c.host-info")" ] \
+    || why="info: kernel '$(g info | info_fields | tr '\n' ';')', dmcryptctl '$(info_fields < "$c.host-info" | tr '\n' ';')'"
   if [ -z "$why" ]; then
     back=$(serve "$c" 'nbdcopy "$uri" - | sha256sum | cut -d" " -f1' \
              2> "$c.err") || why="dmcrypt: $(head -n 1 "$c.err")"
