@@ -88,10 +88,6 @@ echo "booting $kver with ${#drives[@]} BitLocker images"
 kernel_boot_cases boot guest.sh "${drives[@]}"
 
 # ---- After the boot ---------------------------------------------------
-mask () { awk '$3 == "crypt" { $7 = "DEV" } { print }'; }
-# What both sides' info must share (the open count and device numbers
-# are each device's own).
-info_fields () { grep -E '^(Name|State|Tables present|Number of targets|UUID):'; }
 nfail=0
 for c in "${cases[@]}"; do
   g () { sed -n "s/^$c: $1 \{0,1\}//p" guest.out; }
@@ -100,12 +96,12 @@ for c in "${cases[@]}"; do
   grep -qx "$c: end" guest.out || why=${why:-"the guest did not reach the end"}
   [ -n "$why" ] || [ "$(g sha-a)" = "$(cat "$c.host-a")" ] \
     || why="A: the kernel reads $(g sha-a), dmcrypt $(cat "$c.host-a")"
-  [ -n "$why" ] || [ "$(g table | mask)" = "$(mask < "$c.host-table")" ] \
-    || why="table: kernel '$(g table | mask | tr '\n' ';')', dmcryptctl '$(mask < "$c.host-table" | tr '\n' ';')'"
+  [ -n "$why" ] || [ "$(g table | kernel_mask_device)" = "$(kernel_mask_device < "$c.host-table")" ] \
+    || why="table: kernel '$(g table | kernel_mask_device | tr '\n' ';')', dmcryptctl '$(kernel_mask_device < "$c.host-table" | tr '\n' ';')'"
   [ -n "$why" ] || [ "$(g status)" = "$(cat "$c.host-status")" ] \
     || why="status: kernel '$(g status | tr '\n' ';')', dmcryptctl '$(tr '\n' ';' < "$c.host-status")'"
-  [ -n "$why" ] || [ "$(g info | info_fields)" = "$(info_fields < "$c.host-info")" ] \
-    || why="info: kernel '$(g info | info_fields | tr '\n' ';')', dmcryptctl '$(info_fields < "$c.host-info" | tr '\n' ';')'"
+  [ -n "$why" ] || [ "$(g info | kernel_info_fields)" = "$(kernel_info_fields < "$c.host-info")" ] \
+    || why="info: kernel '$(g info | kernel_info_fields | tr '\n' ';')', dmcryptctl '$(kernel_info_fields < "$c.host-info" | tr '\n' ';')'"
   if [ -z "$why" ]; then
     back=$(serve "$c" 'nbdcopy "$uri" - | sha256sum | cut -d" " -f1' \
              2> "$c.err") || why="dmcrypt: $(head -n 1 "$c.err")"

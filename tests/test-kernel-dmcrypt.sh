@@ -213,10 +213,6 @@ echo "booting $kver with ${#drives[@]} drives for ${#cases[@]} cases"
 kernel_boot_cases boot guest.sh "${drives[@]}"
 
 # ---- After the boot: B read through dmcrypt, the control tool --------
-mask () { awk '{ $7 = "DEV"; print }'; }
-# The info lines both sides must share; Open count and Major, minor are
-# the device's own.
-info_fields () { grep -E '^(Name|State|Read Ahead|Tables present|Number of targets|UUID):'; }
 npass=0 nfail=0
 for c in "${cases[@]}"; do
   name=${c%% *} s=${size[$name]} half=$(( size[$name] / 2 ))
@@ -252,16 +248,16 @@ for c in "${cases[@]}"; do
       || why="B: dmcrypt reads other data than the kernel wrote"
   fi
   if [ -z "$why" ]; then
-    [ "$(g table | mask)" = "$(mask < "$name.ctl-table")" ] \
-      || why="table: kernel '$(g table | mask)', dmcryptctl '$(mask < "$name.ctl-table")'"
+    [ "$(g table | kernel_mask_device)" = "$(kernel_mask_device < "$name.ctl-table")" ] \
+      || why="table: kernel '$(g table | kernel_mask_device)', dmcryptctl '$(kernel_mask_device < "$name.ctl-table")'"
   fi
   if [ -z "$why" ]; then
     [ "$(g status)" = "$(cat "$name.ctl-status")" ] \
       || why="status: kernel '$(g status)', dmcryptctl '$(cat "$name.ctl-status")'"
   fi
   if [ -z "$why" ]; then
-    [ "$(g info | info_fields)" = "$(info_fields < "$name.ctl-info")" ] \
-      || why="info: kernel '$(g info | info_fields | tr '\n' ';')', dmcryptctl '$(info_fields < "$name.ctl-info" | tr '\n' ';')'"
+    [ "$(g info | kernel_info_fields)" = "$(kernel_info_fields < "$name.ctl-info")" ] \
+      || why="info: kernel '$(g info | kernel_info_fields | tr '\n' ';')', dmcryptctl '$(kernel_info_fields < "$name.ctl-info" | tr '\n' ';')'"
   fi
   kernel_verdict "$name" "$why"
 done

@@ -371,3 +371,13 @@ kernel_verdict ()  # kernel_verdict NAME WHY
     nfail=$(( ${nfail:-0} + 1 ))
   fi
 }
+
+# dmsetup table lines on stdin with the crypt lines' device field masked
+# (254:16 in the guest, the image's path on the host).
+kernel_mask_device () { awk '$3 == "crypt" { $7 = "DEV" } { print }'; }
+# The dmsetup info lines both sides must share: Open count and Major,
+# minor are each device's own.
+kernel_info_fields ()
+{
+  grep -E '^(Name|State|Read Ahead|Tables present|Number of targets|UUID):'
+}
