@@ -93,7 +93,8 @@ tests/unit/test-cmdline: tests/unit/test-cmdline.c plugin/cmdline.c \
 
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
-FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk
+FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk \
+              bitlk
 FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
     $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
@@ -168,7 +169,8 @@ FUZZ_CFLAGS  = -std=gnu11 -Wall -Wextra -pthread -D_GNU_SOURCE $(PKG_CFLAGS) \
                -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined
 FUZZ_SRCS    = $(sort $(wildcard crypto/*.c table/*.c control/*.c \
-                                 luks/fvault2-*.c luks/tcrypt-hdr.c)) \
+                                 luks/fvault2-*.c luks/tcrypt-hdr.c \
+                                 luks/bitlk-*.c)) \
                $(FUZZ_COMMON)
 FUZZ_OBJS    = $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRCS))
 

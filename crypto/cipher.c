@@ -15,6 +15,7 @@
 #include "cipher.h"
 #include "cipher_spec.h"
 #include "ctx_pool.h"
+#include "elephant.h"
 #include "iv.h"
 #include "lrw.h"
 #include "ossl_heap.h"
@@ -39,9 +40,10 @@ enum transform
   XF_IDENTITY,    /* cipher_null */
 };
 
-/* Template slots in the context pool. */
+/* Template slots in the context pool.  Elephant has no ESSIV: its
+ * sector key's AES-ECB takes that slot. */
 enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV, SLOT_ECB_ENC,
-       SLOT_ECB_DEC };
+       SLOT_ECB_DEC, SLOT_ELEPHANT = SLOT_ESSIV };
 
 struct sector_cipher
 {
@@ -99,13 +101,14 @@ pick_transform (const struct cipher_spec *s, const uint8_t *key,
   return XF_NATIVE;
 }
 
-/* Whether CBC goes through cbc_multi.c: every IV generator
- * but eboiv, whose IV is itself a CBC encryption (make_iv). */
+/* Whether CBC goes through cbc_multi.c: every IV generator but eboiv,
+ * whose IV is itself a CBC encryption (make_iv), and elephant, whose
+ * diffuser works on each whole sector around its CBC. */
 static bool
 uses_cbc_multi (const struct cipher_spec *s)
 {
   return s->cipher->ossl_stem != NULL && s->chain == CHAIN_CBC &&
-    s->iv != IV_NONE && s->iv != IV_EBOIV;
+    s->iv != IV_NONE && s->iv != IV_EBOIV && s->iv != IV_ELEPHANT;
 }
 
 /* Fetch and key one context. */
@@ -156,7 +159,8 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
     return 0;
 
   /* What sector_cipher_new will fetch, without keying anything. */
-  cipher_key_bytes = s.chain == CHAIN_XTS ? key_size / 2
+  cipher_key_bytes = s.chain == CHAIN_XTS || s.iv == IV_ELEPHANT ?
+    key_size / 2
     : s.chain == CHAIN_LRW ? key_size - LRW_BLOCK_BYTES : key_size;
   if (!available (s.cipher, xf == XF_XTS_ECB ? "ECB" : chain_modes[s.chain],
                   cipher_key_bytes))
@@ -165,6 +169,9 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
       !available (s.cipher, "ECB", iv_essiv_salt_bytes (s.essiv_hash)))
     return -1;
   if (uses_cbc_multi (&s) && !available (s.cipher, "ECB", cipher_key_bytes))
+    return -1;
+  if (s.iv == IV_ELEPHANT &&
+      !available (block_cipher_lookup ("aes"), "ECB", key_size / 2))
     return -1;
   return 0;
 }
@@ -233,6 +240,14 @@ make_templates (const struct sector_cipher *c, const uint8_t *key,
                                   true)) == NULL ||
         (t[SLOT_DEC] = keyed_ctx (bc, "ECB", key, key_bytes - LRW_BLOCK_BYTES,
                                   false)) == NULL)
+      return -1;
+  }
+  else if (c->spec.iv == IV_ELEPHANT) {
+    /* crypt_iv_elephant_init: CBC key, then the sector key for AES. */
+    if ((t[SLOT_ENC] = keyed_ctx (bc, mode, key, half, true)) == NULL ||
+        (t[SLOT_DEC] = keyed_ctx (bc, mode, key, half, false)) == NULL ||
+        (t[SLOT_ELEPHANT] = keyed_ctx (block_cipher_lookup ("aes"), "ECB",
+                                       key + half, half, true)) == NULL)
       return -1;
   }
   else if ((t[SLOT_ENC] = keyed_ctx (bc, mode, key, key_bytes,
@@ -389,6 +404,7 @@ make_iv (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
     iv_generate (&c->iv, iv_sector, iv);
     return block_cipher_update (ctx[SLOT_ESSIV], iv, iv, c->iv.iv_bytes);
   case IV_EBOIV:
+  case IV_ELEPHANT:
     /* The kernel encrypts one zero block with the bulk cipher, taking
      * the byte offset as its IV. */
     iv_generate (&c->iv, iv_sector, seed);
@@ -397,6 +413,39 @@ make_iv (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
     iv_generate (&c->iv, iv_sector, iv);
     return 0;
   }
+}
+
+/* One sector of elephant (crypt_iv_elephant_gen and _post): a write
+ * diffuses the plaintext into DST, then CBC-encrypts it in place; a read
+ * CBC-decrypts into DST, then undoes the diffuser there. */
+static int
+convert_elephant (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
+                  bool encrypt, uint64_t sector, uint8_t *dst,
+                  const uint8_t *src)
+{
+  uint8_t in[ELEPHANT_SECTOR_KEY_BYTES], ks[ELEPHANT_SECTOR_KEY_BYTES];
+  uint8_t iv[IV_MAX_BYTES];
+  uint64_t iv_sector = iv_sector_of (c, sector);
+  int r = -1;
+
+  /* The kernel's product, whatever unit iv_sector counts. */
+  elephant_key_input (iv_sector * c->sector_bytes, in);
+  if (block_cipher_update (ctx[SLOT_ELEPHANT], ks, in, sizeof in) == -1 ||
+      make_iv (c, ctx, sector, iv) == -1)
+    goto out;
+  if (encrypt) {
+    if (dst != src)
+      memmove (dst, src, c->sector_bytes);
+    elephant_encrypt (dst, c->sector_bytes, ks);
+    r = transform (c, ctx, true, iv, dst, dst, c->sector_bytes);
+  }
+  else if (transform (c, ctx, false, iv, dst, src, c->sector_bytes) == 0) {
+    elephant_decrypt (dst, c->sector_bytes, ks);
+    r = 0;
+  }
+ out:
+  explicit_bzero (ks, sizeof ks);
+  return r;
 }
 
 static int
@@ -498,7 +547,10 @@ convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
   }
   for (off = 0; off < nbytes;
        off += c->sector_bytes, sector += sectors_per_unit) {
-    if (make_iv (c, ctx, sector, iv) == -1 ||
+    if (c->iv.mode == IV_ELEPHANT ?
+        convert_elephant (c, ctx, encrypt, sector, dst + off,
+                          src + off) == -1 :
+        make_iv (c, ctx, sector, iv) == -1 ||
         transform (c, ctx, encrypt, iv, dst + off, src + off,
                    c->sector_bytes) == -1) {
       ERR_clear_error ();

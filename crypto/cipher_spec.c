@@ -157,13 +157,13 @@ static const struct
 } iv_modes[] = {
   { "null", IV_NULL }, { "plain", IV_PLAIN }, { "plain64", IV_PLAIN64 },
   { "plain64be", IV_PLAIN64BE }, { "essiv", IV_ESSIV },
-  { "benbi", IV_BENBI }, { "eboiv", IV_EBOIV },
+  { "benbi", IV_BENBI }, { "eboiv", IV_EBOIV }, { "elephant", IV_ELEPHANT },
 };
 
 /* Kernel IV modes that need several keys, integrity metadata or data
  * dependent whitening. */
 static const char *const unsupported_iv_modes[] = {
-  "lmk", "tcw", "random", "elephant",
+  "lmk", "tcw", "random",
 };
 
 static int
@@ -196,6 +196,19 @@ resolve_essiv (const struct spec_words *w, const char *spec,
   return 0;
 }
 
+/* BitLocker's mode is AES-CBC; the kernel's eboiv part wants the IV to
+ * be one cipher block, and we diffuse only in front of CBC. */
+static int
+resolve_elephant (const char *spec, struct cipher_spec *out)
+{
+  if (out->chain != CHAIN_CBC || out->cipher->block_bytes != 16) {
+    nbdkit_error ("unsupported cipher spec: %s (elephant works only with "
+                  "cbc and a 16-byte block cipher)", spec);
+    return -1;
+  }
+  return 0;
+}
+
 static int
 resolve_iv (const struct spec_words *w, const char *spec,
             struct cipher_spec *out)
@@ -222,6 +235,8 @@ resolve_iv (const struct spec_words *w, const char *spec,
   for (i = 0; i < ARRAY_SIZE (iv_modes); i++)
     if (strcmp (w->ivmode, iv_modes[i].name) == 0) {
       out->iv = iv_modes[i].mode;
+      if (out->iv == IV_ELEPHANT)
+        return resolve_elephant (spec, out);
       return out->iv == IV_ESSIV ? resolve_essiv (w, spec, out) : 0;
     }
   for (i = 0; i < ARRAY_SIZE (unsupported_iv_modes); i++)
@@ -295,6 +310,19 @@ cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
     block_cipher_key_sizes_text (bc, 1, sizes, sizeof sizes);
     nbdkit_error ("%s-lrw needs a key of %s bytes plus 16, not %zu "
                   "(cipher spec %s)", bc->name, sizes, key_bytes, spec);
+    return -1;
+  }
+  /* crypt_ctr_ivmode: elephant halves the key, the second half keys
+   * the AES that makes each sector's key (at most 32 bytes). */
+  if (s->iv == IV_ELEPHANT) {
+    size_t half = key_bytes / 2;
+
+    if (key_bytes % 2 == 0 && block_cipher_key_ok (bc, half) &&
+        (half == 16 || half == 24 || half == 32))
+      return 0;
+    nbdkit_error ("%s-cbc-elephant needs a key of two equal halves, the "
+                  "%s key and an AES key (32, 48 or 64 bytes), not %zu "
+                  "(cipher spec %s)", bc->name, bc->name, key_bytes, spec);
     return -1;
   }
   /* crypto/xts.c: the key is two keys of the cipher, one after the

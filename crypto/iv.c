@@ -63,6 +63,7 @@ iv_generate (const struct iv_gen *g, uint64_t iv_sector, uint8_t *iv)
     put_be64 (iv + g->iv_bytes - 8, (iv_sector << g->benbi_shift) + 1);
     break;
   case IV_EBOIV:
+  case IV_ELEPHANT:             /* crypt_iv_elephant_gen ends in eboiv */
     put_le64 (iv, iv_sector * g->sector_bytes);
     break;
   }

@@ -17,6 +17,7 @@ enum iv_mode
   IV_ESSIV,       /* plain64, then encrypted under HASH(key) */
   IV_BENBI,       /* big-endian 1-based count of cipher blocks */
   IV_EBOIV,       /* byte offset, encrypted under the volume key */
+  IV_ELEPHANT,    /* eboiv, around BitLocker's Elephant diffuser */
 };
 
 #define IV_MAX_BYTES 16
@@ -35,7 +36,7 @@ void iv_gen_init (struct iv_gen *g, enum iv_mode mode, unsigned block_bytes,
                   unsigned sector_bytes);
 
 /* Writes the g->iv_bytes generator output for IV_SECTOR into IV.  For
- * IV_ESSIV and IV_EBOIV this is the value the caller still has to
+ * IV_ESSIV, IV_EBOIV and IV_ELEPHANT this is the value the caller still has to
  * encrypt, as the kernel's essiv template and eboiv generator do. */
 void iv_generate (const struct iv_gen *g, uint64_t iv_sector, uint8_t *iv);
 

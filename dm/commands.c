@@ -68,6 +68,12 @@ dm_reload (struct dm_mapping *m, const struct dm_reload *r,
   struct crypt_table t;
   char *scheduler = NULL;
 
+  /* One crypt line cannot stand for several segments. */
+  if (m->segments.count > 0) {
+    dm_fail (err, EOPNOTSUPP, "reload: a mapping of %u segments "
+             "(BitLocker) cannot be reloaded", m->segments.count);
+    return -1;
+  }
   if (check_tunables (&r->tun, err) == -1
       || reload_check (m, r, &t, err) == -1)
     return -1;

@@ -24,6 +24,7 @@
 #include "../backend/backend.h"
 #include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
+#include "../table/segments.h"
 
 struct dm_mapping;
 
@@ -77,6 +78,16 @@ struct dm_tunables
 struct dm_mapping *dm_new (const struct dm_host *host, struct crypt_table *t,
                            bool readonly, const struct dm_tunables *tun,
                            struct dm_err *err);
+/* Makes the mapping one of the segments in L (copied), which share the
+ * live table's cipher and engine; before dm_start, once.  Such a
+ * mapping refuses reload.  Returns 0, or -1 with ERR filled. */
+int dm_set_segments (struct dm_mapping *m, const struct segment_list *l,
+                     uint64_t device_bytes, struct dm_err *err);
+/* The segment list, or NULL for a mapping of the table alone. */
+const struct segment_list *dm_segments (const struct dm_mapping *m);
+/* The live table, which the segments' crypt lines share. */
+const struct crypt_table *dm_live_table (const struct dm_mapping *m);
+
 /* Starts the engine's threads (after nbdkit forks). */
 int dm_start (struct dm_mapping *m);
 void dm_free (struct dm_mapping *m);
@@ -116,6 +127,7 @@ struct dm_state
   unsigned inflight;         /* requests inside the gate now */
   unsigned open;             /* connections */
   uint64_t length;           /* the live table's, 512-byte sectors */
+  unsigned targets;          /* segments, 1 for the table alone */
   const char *scheduler;     /* the live write-out policy */
   unsigned workers;          /* 0: online CPUs */
 };

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "dm.h"
+#include "../table/segments.h"
 
 /* The suspend gate: a count of requests inside and a "closed" flag,
  * both sequentially consistent: a request raises the count before it
@@ -50,6 +51,7 @@ struct dm_mapping
   bool key_valid;                  /* false after "key wipe" */
   struct dm_live live;
   struct dm_inactive inactive;
+  struct segment_list segments;    /* count 0: the live table alone */
   struct engine_stats retired;     /* engines already freed */
 };
 

@@ -94,6 +94,33 @@ dm_new (const struct dm_host *host, struct crypt_table *t, bool readonly,
 }
 
 int
+dm_set_segments (struct dm_mapping *m, const struct segment_list *l,
+                 uint64_t device_bytes, struct dm_err *err)
+{
+  char why[200];
+
+  if (segment_list_check (l, &m->live.table, device_bytes, why,
+                          sizeof why) == -1) {
+    dm_fail (err, EINVAL, "bad segment list: %s", why);
+    return -1;
+  }
+  m->segments = *l;
+  return 0;
+}
+
+const struct segment_list *
+dm_segments (const struct dm_mapping *m)
+{
+  return m->segments.count ? &m->segments : NULL;
+}
+
+const struct crypt_table *
+dm_live_table (const struct dm_mapping *m)
+{
+  return &m->live.table;
+}
+
+int
 dm_start (struct dm_mapping *m)
 {
   m->started = true;
@@ -133,6 +160,7 @@ dm_get_state (const struct dm_mapping *m, struct dm_state *s)
   s->inflight = atomic_load (&m->gate.inflight);
   s->open = atomic_load (&m->open);
   s->length = m->live.table.length;
+  s->targets = m->segments.count ? m->segments.count : 1;
   s->scheduler = m->live.scheduler;
   s->workers = m->live.workers;
 }
@@ -144,6 +172,9 @@ dm_format_table (const struct dm_mapping *m, bool inactive, bool showkeys)
     errno = ENXIO;
     return NULL;
   }
+  if (!inactive && m->segments.count)
+    return segment_list_format (&m->segments, &m->live.table, showkeys,
+                                m->host.device);
   return crypt_table_format (inactive ? &m->inactive.table
                              : &m->live.table, showkeys, m->host.device);
 }

@@ -5,7 +5,8 @@
  * it is ever written back.  FileVault2 metadata is scattered (the
  * encrypted part may lie anywhere in the first 1 GiB): only the blocks
  * that the metadata chain reads are copied, into a sparse copy as long
- * as the layer. */
+ * as the layer; so is BitLocker's, whose metadata areas lie anywhere in
+ * the volume. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <nbdkit-filter.h>
 
 #include "../common/endian.h"
+#include "../luks/bitlk.h"
 #include "../luks/fvault2.h"
 #include "../luks/luks.h"
 #include "filter.h"
@@ -87,7 +89,7 @@ secondary_header_size (struct backend *lower)
   return 0;
 }
 
-/* fvault2_read_fn over the layer below that also copies what it read
+/* fvault2_read_fn and bitlk_read_fn over the layer below that also copies what it read
  * into the header copy. */
 struct copy_reader
 {
@@ -107,16 +109,29 @@ copy_read (void *opaque, void *buf, size_t len, uint64_t offset)
   return 0;
 }
 
-/* The FileVault2 metadata chain copied as it is read.  A chain that
- * breaks is not an error here: unlocking the copy names the problem. */
+/* FileVault2's metadata chain or BitLocker's metadata (with the whole
+ * first metadata area, which libcryptsetup reads in blocks) copied as
+ * it is read.  Metadata that does not read is not an error here:
+ * unlocking the copy names the problem. */
 static int
-copy_fvault2 (struct backend *lower, int fd)
+copy_scattered (struct backend *lower, int fd, bool bitlk)
 {
   struct copy_reader c = { .lower = lower, .fd = fd };
+  uint8_t *area = NULL;
   struct fvault2_layout l;
+  struct bitlk_metadata m;
   char why[256];
 
-  if (fvault2_read_layout (copy_read, &c, &l, why, sizeof why) == -1)
+  if (bitlk) {
+    if (bitlk_read_metadata (copy_read, &c, &m, why, sizeof why) == -1)
+      nbdkit_debug ("BitLocker metadata copy: %s", why);
+    else if ((area = malloc (BITLK_METADATA_BYTES)) == NULL
+             || copy_read (&c, area, BITLK_METADATA_BYTES,
+                           m.metadata_offset[0]) == -1)
+      nbdkit_debug ("BitLocker metadata copy: the first area is short");
+    free (area);
+  }
+  else if (fvault2_read_layout (copy_read, &c, &l, why, sizeof why) == -1)
     nbdkit_debug ("FileVault2 metadata copy: %s", why);
   if (ftruncate (fd, lower->size) == -1) {
     nbdkit_error ("copying the header: %m");
@@ -127,7 +142,7 @@ copy_fvault2 (struct backend *lower, int fd)
 
 /* How much of the layer the header takes (*WANT), once its first
  * PROBE_BYTES are in FD (at PATH); 0 for an image without LUKS magic
- * (a FileVault2 image's metadata is copied here).  -1 after
+ * (a FileVault2 or BitLocker image's metadata is copied here).  -1 after
  * nbdkit_error. */
 static int
 header_bytes (struct backend *lower, int fd, const char *path,
@@ -140,8 +155,8 @@ header_bytes (struct backend *lower, int fd, const char *path,
   *want = 0;
   if (pread (fd, h, sizeof h, 0) != sizeof h)
     return 0;
-  if (fvault2_has_magic (h, sizeof h))
-    return copy_fvault2 (lower, fd);
+  if (fvault2_has_magic (h, sizeof h) || bitlk_has_magic (h, sizeof h))
+    return copy_scattered (lower, fd, bitlk_has_magic (h, sizeof h));
   magic = memcmp (h, "LUKS\xba\xbe", 6) == 0;
   if (magic && get_be (h + 6, 2) == 1) {        /* LUKS1: payloadOffset */
     *want = get_be (h + 104, 4) * 512;

@@ -18,30 +18,6 @@
 #include "../luks/fvault2.h"
 #include "fuzz.h"
 
-struct image
-{
-  const uint8_t *data;
-  size_t size;
-};
-
-static int
-image_read (void *opaque, void *buf, size_t len, uint64_t offset)
-{
-  const struct image *im = opaque;
-
-  if (offset > im->size || len > im->size - offset)
-    return -1;
-  memcpy (buf, im->data + offset, len);
-  return 0;
-}
-
-static void
-check_reason (const char *why)
-{
-  if (why[0] == '\0' || strchr (why, '\n') != NULL)
-    fuzz_fail ("a refusal without a one-line reason: '%s'", why);
-}
-
 static void
 check_size (const struct fvault2_layout *l)
 {
@@ -59,7 +35,7 @@ fuzz_block (const uint8_t *data, size_t size)
   char why[256] = "";
 
   if (fvault2_parse_block (block, &l, &found, why, sizeof why) == -1)
-    check_reason (why);
+    fuzz_check_reason (why);
   else if (found & FVAULT2_FOUND_SIZE)
     check_size (&l);
   free (block);
@@ -73,7 +49,7 @@ fuzz_header (const uint8_t *data, size_t size)
   char why[256] = "";
 
   if (fvault2_parse_header (head, &h, why, sizeof why) == -1)
-    check_reason (why);
+    fuzz_check_reason (why);
   else if (h.block_size == 0)
     fuzz_fail ("accepted block size 0");
   free (head);
@@ -82,7 +58,7 @@ fuzz_header (const uint8_t *data, size_t size)
 int
 fuzz_fvault2 (const uint8_t *data, size_t size)
 {
-  struct image im = { data + 1, size ? size - 1 : 0 };
+  struct fuzz_image im = { data + 1, size ? size - 1 : 0 };
   struct fvault2_layout l;
   char why[256] = "";
 
@@ -92,8 +68,8 @@ fuzz_fvault2 (const uint8_t *data, size_t size)
     fuzz_header (im.data, im.size);
   else if (data[0] == 1)
     fuzz_block (im.data, im.size);
-  else if (fvault2_read_layout (image_read, &im, &l, why, sizeof why) == -1)
-    check_reason (why);
+  else if (fvault2_read_layout (fuzz_image_read, &im, &l, why, sizeof why) == -1)
+    fuzz_check_reason (why);
   else
     check_size (&l);
   return 0;

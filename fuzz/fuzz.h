@@ -30,6 +30,18 @@ int fuzz_control_proto (const uint8_t *data, size_t size);
 int fuzz_fvault2 (const uint8_t *data, size_t size);
 int fuzz_tcrypt (const uint8_t *data, size_t size);
 int fuzz_cipher_bulk (const uint8_t *data, size_t size);
+int fuzz_bitlk (const uint8_t *data, size_t size);
+
+/* An image in memory for the metadata readers: reads beyond SIZE are
+ * refused (-1), as a read_fn of luks/fvault2.h or luks/bitlk.h. */
+struct fuzz_image
+{
+  const uint8_t *data;
+  size_t size;
+};
+int fuzz_image_read (void *opaque, void *buf, size_t len, uint64_t offset);
+/* A refusal's reason must be there and on one line. */
+void fuzz_check_reason (const char *why);
 
 /* Errors reported through the nbdkit_error stand-in since the last
  * fuzz_log_reset: their number, and all of them, each line ended by a

@@ -301,3 +301,21 @@ secret_read (const char *what, const char *value, size_t *size)
   nbdkit_error ("%s: only literal secrets while fuzzing", what);
   return NULL;
 }
+
+int
+fuzz_image_read (void *opaque, void *buf, size_t len, uint64_t offset)
+{
+  const struct fuzz_image *im = opaque;
+
+  if (offset > im->size || len > im->size - offset)
+    return -1;
+  memcpy (buf, im->data + offset, len);
+  return 0;
+}
+
+void
+fuzz_check_reason (const char *why)
+{
+  if (why[0] == '\0' || strchr (why, '\n') != NULL)
+    fuzz_fail ("a refusal without a one-line reason: '%s'", why);
+}

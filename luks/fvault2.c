@@ -20,23 +20,6 @@
 
 #define SECTOR_BYTES 512
 
-/* fvault2_read_fn over a file descriptor. */
-static int
-fd_read (void *opaque, void *buf, size_t len, uint64_t offset)
-{
-  int fd = *(int *) opaque;
-  ssize_t n;
-
-  for (; len > 0; len -= n, offset += n, buf = (char *) buf + n) {
-    n = pread (fd, buf, len, offset);
-    if (n == -1 && errno == EINTR)
-      n = 0;
-    else if (n <= 0)
-      return -1;
-  }
-  return 0;
-}
-
 /* Our own reading of the metadata in P's data file; -1 with WHY. */
 static int
 read_layout (const struct luks_unlock_params *p, struct fvault2_layout *l,
@@ -49,7 +32,7 @@ read_layout (const struct luks_unlock_params *p, struct fvault2_layout *l,
     snprintf (why, why_size, "%s", strerror (errno));
     return -1;
   }
-  r = fvault2_read_layout (fd_read, &fd, l, why, why_size);
+  r = fvault2_read_layout (luks_fd_read, &fd, l, why, why_size);
   close (fd);
   return r;
 }

@@ -47,6 +47,11 @@ int luks_set_cipher (struct crypt_device *cd,
                      const struct luks_unlock_params *p, char *cipher,
                      struct crypt_table *t);
 
+/* fdread.c: reads LEN bytes at byte OFFSET of the file whose descriptor
+ * OPAQUE points to, into BUF: fvault2_read_fn and bitlk_read_fn over a
+ * file.  Returns 0, or -1 when they cannot all be read. */
+int luks_fd_read (void *opaque, void *buf, size_t len, uint64_t offset);
+
 /* fvault2.c: crypt_load of a FileVault2 volume, a failure explained by
  * our own reading of the metadata (libcryptsetup says why only in its
  * debug log).  Returns 0 or -1. */
@@ -79,6 +84,19 @@ struct tcrypt_lib
 };
 int tcrypt_lib_load (const struct luks_unlock_params *p,
                      struct tcrypt_lib *lib);
+
+/* bitlk.c: crypt_load of a BitLocker volume, after our own reading of
+ * its metadata refused what cryptsetup cannot activate.  Returns 0 or
+ * -1. */
+int bitlk_load (struct crypt_device *cd,
+                const struct luks_unlock_params *p);
+/* The table the crypt segments share (the whole device as itself, the
+ * key aside) and SEGMENTS, cryptsetup's mapping of it.  Returns 0 or
+ * -1. */
+int bitlk_fill_params (struct crypt_device *cd,
+                       const struct luks_unlock_params *p,
+                       uint64_t data_size, struct crypt_table *t,
+                       struct segment_list *segments);
 
 /* key.c: unlocks a keyslot into t->key / t->key_size (secmem).
  * Returns the keyslot that opened, or -1. */

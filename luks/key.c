@@ -78,12 +78,17 @@ report_unlock_error (struct crypt_device *cd,
                      const struct luks_unlock_params *p, int r)
 {
   const char *what = p->keyfile ? "key file" : "passphrase";
-  const char *why = luks_log_last_error ();
+  const char *why = luks_log_last_error (), *type = crypt_get_type (cd);
+  bool is_luks = strncmp (type, "LUKS", 4) == 0;
+  const char *type_name = strcmp (type, CRYPT_BITLK) == 0 ? "BitLocker"
+                          : "FileVault2";
 
-  /* FileVault2 has no keyslots: a key that does not unwrap is -EPERM. */
-  if (r == -EPERM && strcmp (crypt_get_type (cd), CRYPT_FVAULT2) == 0)
-    nbdkit_error ("wrong %s: it does not unlock the FileVault2 volume%s%s",
-                  what, p->wrong_key_hint ? "; " : "",
+  /* FileVault2 and BitLocker have no keyslots: a key that does not
+   * unwrap is -EPERM (BitLocker: -ENOTSUP when only keys it cannot use
+   * were left to try). */
+  if ((r == -EPERM || r == -ENOTSUP) && !is_luks)
+    nbdkit_error ("wrong %s: it does not unlock the %s volume%s%s",
+                  what, type_name, p->wrong_key_hint ? "; " : "",
                   p->wrong_key_hint ? p->wrong_key_hint : "");
   /* -ENOENT: the last slot tried could not open the data segment. */
   else if ((r == -EPERM || r == -ENOENT) && p->key_slot == CRYPT_ANY_SLOT)
@@ -141,7 +146,8 @@ luks_fetch_volume_key (struct crypt_device *cd,
                             secret, secret_size);
   /* Anything but a wrong key: most likely a keyslot cipher that
    * libcryptsetup would decrypt through device-mapper. */
-  if (r < 0 && r != -EPERM && r != -ENOENT && r != -ENOMEM)
+  if (r < 0 && r != -EPERM && r != -ENOENT && r != -ENOMEM
+      && strncmp (crypt_get_type (cd), "LUKS", 4) == 0)
     {
       key_size = t->key_size;
       r = luks_own_unlock (cd, p, secret, secret_size, t->key, key_size);

@@ -10,13 +10,15 @@
 #include <stdint.h>
 
 #include "../table/crypt_table.h"
+#include "../table/segments.h"
 
 /* The format to open.  LUKS_ANY: LUKS1 or LUKS2, by the header.
- * LUKS_DETECT: FileVault2 when the image starts with its magic, else as
+ * LUKS_DETECT: FileVault2 or BitLocker when the image starts with its
+ * magic, else as
  * LUKS_ANY (a LUKS2 image may have lost its primary header), the error
  * then naming every format tried. */
 enum luks_type { LUKS_ANY, LUKS_V1, LUKS_V2, LUKS_FVAULT2, LUKS_DETECT,
-                 LUKS_TCRYPT };
+                 LUKS_TCRYPT, LUKS_BITLK };
 
 struct luks_unlock_params
 {
@@ -56,7 +58,9 @@ struct luks_info
   int key_slot;                /* the slot that opened */
   uint32_t key_slots;          /* bit N set: keyslot N is in use
                                   (LUKS1 has 8, LUKS2 32); 0 for
-                                  FileVault2 */
+                                  FileVault2 and BitLocker */
+  struct segment_list segments;  /* BitLocker: the mapping's segments,
+                                    which share the table; else none */
 };
 
 /* Loads the header (for LUKS_DETECT, after finding the format by its
@@ -86,7 +90,7 @@ void luks_key_slot_list (uint32_t key_slots, const char *sep, char *buf,
 int luks_probe_header (const char *path, uint64_t *data_offset);
 
 /* Which format PATH starts with, by its magic: returns 1 with *TYPE
- * LUKS_ANY (LUKS1 or LUKS2) or LUKS_FVAULT2, 0 for neither, -1 with
+ * LUKS_ANY (LUKS1 or LUKS2), LUKS_FVAULT2 or LUKS_BITLK, 0 for neither, -1 with
  * errno when PATH cannot be read.  Only the first 512 bytes are read. */
 int luks_probe_format (const char *path, enum luks_type *type);
 

@@ -1,6 +1,6 @@
 /* Is there a LUKS header at the start of an image?  Plain mode over a
  * LUKS image would overwrite the header with its first writes.  And
- * which format, by its magic: LUKS or FileVault2. */
+ * which format, by its magic: LUKS, FileVault2 or BitLocker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include <libcryptsetup.h>
 
 #include "../common/log.h"
+#include "bitlk.h"
 #include "fvault2.h"
 #include "internal.h"
 #include "luks.h"
@@ -44,6 +45,8 @@ luks_probe_format (const char *path, enum luks_type *type)
     *type = LUKS_ANY;
   else if (fvault2_has_magic (head, n))
     *type = LUKS_FVAULT2;
+  else if (bitlk_has_magic (head, n))
+    *type = LUKS_BITLK;
   else
     return 0;
   return 1;
@@ -73,6 +76,8 @@ luks_format_name (enum luks_type type)
 {
   switch (type) {
   case LUKS_FVAULT2: return "FileVault2";
+  case LUKS_BITLK: return "BitLocker";
+  case LUKS_TCRYPT: return "TCRYPT";
   case LUKS_V1: return "LUKS1";
   case LUKS_V2: return "LUKS2";
   default: return "LUKS";
@@ -84,6 +89,8 @@ luks_format_param (enum luks_type type)
 {
   switch (type) {
   case LUKS_FVAULT2: return "fvault2";
+  case LUKS_BITLK: return "bitlk";
+  case LUKS_TCRYPT: return "tcrypt";
   case LUKS_V1: return "luks1";
   case LUKS_V2: return "luks2";
   default: return "luks";

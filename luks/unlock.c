@@ -130,17 +130,20 @@ detect_type (struct luks_unlock_params *p)
       nbdkit_error ("%s: %m", luks_data_name (p));
       return -1;
     }
-  if (r == 1 && found == LUKS_FVAULT2)
-    p->type = LUKS_FVAULT2;
+  if (r == 1 && (found == LUKS_FVAULT2 || found == LUKS_BITLK))
+    p->type = found;
   return 0;
 }
 
+/* FileVault2 and BitLocker keep their metadata on the volume. */
 static int
-check_fvault2_params (const struct luks_unlock_params *p)
+check_no_header (const struct luks_unlock_params *p)
 {
-  if (p->header_path == NULL)
+  if (p->header_path == NULL
+      || (p->type != LUKS_FVAULT2 && p->type != LUKS_BITLK))
     return 0;
-  nbdkit_error ("header: a FileVault2 volume has no detached header");
+  nbdkit_error ("header: a %s volume has no detached header",
+                p->type == LUKS_BITLK ? "BitLocker" : "FileVault2");
   return -1;
 }
 
@@ -154,6 +157,8 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
 
   if (p->type == LUKS_FVAULT2)
     return fvault2_load (cd, p);
+  if (p->type == LUKS_BITLK)
+    return bitlk_load (cd, p);
   r = crypt_load (cd, CRYPT_LUKS, NULL);
   if (r < 0)
     {
@@ -167,10 +172,10 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
                || (r == -EIO && shorter_than_a_header (header_path (p))))
         nbdkit_error ("%s: not a LUKS header%s", header_name (p),
                       p->type == LUKS_DETECT && p->header_path == NULL
-                      ? ", nor a FileVault2 volume (tried LUKS1, LUKS2 and "
-                        "FileVault2; TrueCrypt/VeraCrypt has no magic and "
-                        "needs type=tcrypt; plain mode needs table= or "
-                        "cipher=)"
+                      ? ", nor a FileVault2 or BitLocker volume (tried "
+                        "LUKS1, LUKS2, FileVault2 and BitLocker; "
+                        "TrueCrypt/VeraCrypt has no magic and needs "
+                        "type=tcrypt; plain mode needs table= or cipher=)"
                       : "");
       else
         nbdkit_error ("%s: cannot load the LUKS header: %s",
@@ -251,6 +256,18 @@ fill_info (struct crypt_device *cd, int key_slot, struct luks_info *info)
     }
 }
 
+static int
+fill_params (struct crypt_device *cd, const struct luks_unlock_params *p,
+             uint64_t data_size, struct crypt_table *t,
+             struct luks_info *info)
+{
+  if (p->type == LUKS_FVAULT2)
+    return fvault2_fill_params (cd, p, data_size, t);
+  if (p->type == LUKS_BITLK)
+    return bitlk_fill_params (cd, p, data_size, t, &info->segments);
+  return luks_fill_params (cd, p, data_size, t);
+}
+
 int
 luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
              struct crypt_table *t, struct luks_info *info)
@@ -265,7 +282,7 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
   memset (info, 0, sizeof *info);
   if (check_params (p) == -1 || check_readable (p->data_path) == -1
       || detect_type (p) == -1
-      || (p->type == LUKS_FVAULT2 && check_fvault2_params (p) == -1))
+      || check_no_header (p) == -1)
     return -1;
   luks_log_start ();
   /* Never fails when disabling.  With it off, nothing writes: that is
@@ -275,8 +292,7 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
     return -1;
   /* Parameters before the key: a refusal should not cost a PBKDF run. */
   if (load_header (cd, p) == -1
-      || (p->type == LUKS_FVAULT2 ? fvault2_fill_params (cd, p, data_size, t)
-          : luks_fill_params (cd, p, data_size, t)) == -1
+      || fill_params (cd, p, data_size, t, info) == -1
       || (key_slot = luks_fetch_volume_key (cd, p, t)) == -1)
     {
       crypt_free (cd);

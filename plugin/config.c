@@ -27,9 +27,10 @@ struct dmcrypt_params params = { .key_slot = -1,
   "keyfile-size=<N>    LUKS: bytes to read from the key file (default: all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
-  "type=luks|luks1|luks2|plain|fvault2|tcrypt  Volume type (default: plain\n" \
-  "                    with table= or cipher=, else LUKS or FileVault2 by\n" \
-  "                    magic; TrueCrypt/VeraCrypt needs type=tcrypt).\n" \
+  "type=luks|luks1|luks2|plain|fvault2|tcrypt|bitlk  Volume type (default:\n" \
+  "                    plain with table= or cipher=, else LUKS, FileVault2\n" \
+  "                    or BitLocker by magic; TrueCrypt/VeraCrypt needs\n" \
+  "                    type=tcrypt).\n" \
   "tcrypt-hidden=<BOOL>  TCRYPT: open the hidden volume.\n" \
   "tcrypt-system=<BOOL>  TCRYPT: a system volume (header in sector 62).\n" \
   "tcrypt-backup=<BOOL>  TCRYPT: use the backup header near the end.\n" \
@@ -186,7 +187,7 @@ set_type (const char *value)
   static const struct { const char *name; enum volume_type type; } types[] = {
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
     { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
-    { "tcrypt", VT_TCRYPT },
+    { "tcrypt", VT_TCRYPT }, { "bitlk", VT_BITLK },
   };
   size_t i;
 
@@ -197,8 +198,8 @@ set_type (const char *value)
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
-                "(expected luks, luks1, luks2, plain, fvault2 or tcrypt)",
-                value);
+                "(expected luks, luks1, luks2, plain, fvault2, tcrypt or "
+                "bitlk)", value);
   return -1;
 }
 

@@ -50,12 +50,13 @@ volume_type (void)
   if (strcmp (volume.luks.type, "TCRYPT") == 0)
     return "tcrypt";
   if (volume.luks.version == 0)
-    return "fvault2";
+    return strcmp (volume.luks.type, "BITLK") == 0 ? "bitlk" : "fvault2";
   return volume.luks.version == 1 ? "luks1" : "luks2";
 }
 
 /* cryptsetup's UUID of an active device: CRYPT-<type>-<uuid without
- * dashes>-<name>, type as libcryptsetup names it (LUKS2, FVAULT2).
+ * dashes>-<name>, type as libcryptsetup names it (LUKS2, FVAULT2);
+ * CRYPT-BITLK-<name> for BitLocker.
  * Plain volumes have none, as after dmsetup create. */
 static void
 add_uuid (struct ctl_message *rep)
@@ -69,8 +70,9 @@ add_uuid (struct ctl_message *rep)
     if (volume.luks.uuid[i] != '-')
       hex[n++] = volume.luks.uuid[i];
   hex[n] = '\0';
-  /* TCRYPT headers have no UUID: cryptsetup's is CRYPT-TCRYPT-<name>. */
-  if (n == 0)
+  /* TCRYPT headers have no UUID, and cryptsetup 2.6 activates
+   * BitLocker without the volume's GUID: CRYPT-<type>-<name>. */
+  if (n == 0 || strcmp (volume.luks.type, "BITLK") == 0)
     ctl_addf (rep, "uuid", "CRYPT-%s-%s", volume.luks.type, control_name ());
   else
     ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
@@ -114,7 +116,7 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   /* No kernel block device exists: no major and minor to show. */
   ctl_addf (rep, "major", "%u", 0u);
   ctl_addf (rep, "minor", "%u", 0u);
-  ctl_addf (rep, "targets", "%u", 1u);
+  ctl_addf (rep, "targets", "%u", s.targets);
   ctl_addf (rep, "read_ahead", "%u", READ_AHEAD_SECTORS);
   ctl_addf (rep, "key_valid", "%d", s.key_valid);
   ctl_addf (rep, "inflight", "%u", s.inflight);
@@ -126,15 +128,21 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
 static int
 cmd_table (const struct ctl_message *req, struct ctl_message *rep)
 {
-  char *line = dm_format_table (volume.dm, ctl_get_bool (req, "inactive"),
-                                ctl_get_bool (req, "showkeys"));
-  int r;
+  char *lines = dm_format_table (volume.dm, ctl_get_bool (req, "inactive"),
+                                 ctl_get_bool (req, "showkeys"));
+  char *line, *next;
+  int r = 0;
 
   /* No inactive table: dmsetup prints nothing and succeeds. */
-  if (line == NULL)
+  if (lines == NULL)
     return errno == ENXIO ? 0 : -1;
-  r = ctl_add (rep, "table", line);
-  crypt_table_free_line (line);
+  /* A field per segment, in order: a value holds no newline. */
+  for (line = lines; r == 0 && line; line = next) {
+    if ((next = strchr (line, '\n')) != NULL)
+      *next++ = '\0';
+    r = ctl_add (rep, "table", line);
+  }
+  crypt_table_free_line (lines);
   return r;
 }
 
@@ -164,12 +172,20 @@ add_stats (struct ctl_message *rep)
 static int
 cmd_status (const struct ctl_message *req, struct ctl_message *rep)
 {
+  const struct segment_list *l = dm_segments (volume.dm);
   struct dm_state s;
+  unsigned i;
 
-  /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, so
-   * the line ends with the separating space. */
+  /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, and
+   * dm-zero has no status at all, so each line ends with the
+   * separating space; a line per segment, as dmsetup status. */
   dm_get_state (volume.dm, &s);
-  ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
+  if (l == NULL)
+    ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
+  for (i = 0; l && i < l->count; i++)
+    ctl_addf (rep, "status", "%" PRIu64 " %" PRIu64 " %s ", l->seg[i].start,
+              l->seg[i].length,
+              l->seg[i].type == SEGMENT_ZERO ? "zero" : "crypt");
   if (ctl_get_bool (req, "stats"))
     add_stats (rep);
   return 0;

@@ -28,6 +28,34 @@ run (struct engine *e, enum io_op op, void *buf, uint32_t count,
   }
 }
 
+/* A request over several segments (BitLocker), piece by piece: a zero
+ * segment reads as zeros and drops writes, as dm-zero does; a crypt
+ * piece goes to the engine where the shared table holds it. */
+static int
+run_segments (enum io_op op, void *buf, uint32_t count, uint64_t offset,
+              bool fua)
+{
+  const struct segment_list *l = dm_segments (volume.dm);
+  const struct crypt_table *t = dm_live_table (volume.dm);
+  struct segment_piece piece;
+
+  while (count > 0) {
+    segment_list_piece (l, t, offset, count, &piece);
+    if (piece.type == SEGMENT_CRYPT) {
+      if (run (dm_engine (volume.dm), op, buf, piece.count,
+               piece.table_offset, fua) == -1)
+        return -1;
+    }
+    else if (op == IO_READ)
+      memset (buf, 0, piece.count);
+    if (buf)
+      buf = (char *) buf + piece.count;
+    count -= piece.count;
+    offset += piece.count;
+  }
+  return 0;
+}
+
 int
 dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
             bool fua, int *err)
@@ -47,7 +75,10 @@ dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
     *err = EOPNOTSUPP;
     return -1;
   }
-  r = run (dm_engine (volume.dm), op, buf, count, offset, fua);
+  if (op == IO_FLUSH || dm_segments (volume.dm) == NULL)
+    r = run (dm_engine (volume.dm), op, buf, count, offset, fua);
+  else
+    r = run_segments (op, buf, count, offset, fua);
   if (r == -1) {
     *err = errno;
     nbdkit_error ("%s: %s", op_names[op], strerror (*err));

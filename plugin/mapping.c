@@ -118,6 +118,12 @@ mapping_open (void)
       nbdkit_error ("%s", err.msg);
     return -1;
   }
+  if (volume.luks.segments.count
+      && dm_set_segments (volume.dm, &volume.luks.segments,
+                          volume.backend->size, &err) == -1) {
+    nbdkit_error ("%s: %s", volume.image, err.msg);
+    return -1;
+  }
   return 0;
 }
 

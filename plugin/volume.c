@@ -63,6 +63,7 @@ unlock_luks (void)
   static const enum luks_type types[] = {
     [VT_LUKS] = LUKS_ANY, [VT_LUKS1] = LUKS_V1, [VT_LUKS2] = LUKS_V2,
     [VT_FVAULT2] = LUKS_FVAULT2, [VT_TCRYPT] = LUKS_TCRYPT,
+    [VT_BITLK] = LUKS_BITLK,
   };
   char hint[PATH_MAX + 64];
   struct luks_unlock_params p = {

@@ -8,6 +8,7 @@
 
 #include "../crypto/secmem.h"
 #include "crypt_table.h"
+#include "segments.h"
 
 /* Optional arguments in the order crypt_status prints them, whatever
  * order the table gave them in; sector_size:N goes between the
@@ -116,36 +117,18 @@ put_line (struct line_writer *w, const struct crypt_table *t,
   put_options (w, t);
 }
 
-/* Every line lives in secmem behind a header holding the allocation's
- * size, so crypt_table_free_line can wipe it whatever SHOWKEYS was. */
+/* The table alone: a list of its one crypt segment. */
 char *
 crypt_table_format (const struct crypt_table *t, bool showkeys,
                     const char *device)
 {
-  struct line_writer w = { NULL, 0, 0 };
-  size_t alloc_size;
-  char *mem;
+  struct segment_list one = {
+    .count = 1,
+    .seg[0] = { SEGMENT_CRYPT, t->start, t->length, t->offset,
+                t->iv_offset },
+  };
 
-  if (device == NULL)
-    device = t->device;
-  if (t->cipher == NULL || device == NULL
-      || (t->key_size > 0 && t->key == NULL)) {
-    errno = EINVAL;
-    return NULL;
-  }
-
-  put_line (&w, t, showkeys, device);
-  alloc_size = sizeof alloc_size + w.len + 1;
-  mem = secmem_alloc (alloc_size);
-  if (mem == NULL)
-    return NULL;
-  memcpy (mem, &alloc_size, sizeof alloc_size);
-
-  w.buf = mem + sizeof alloc_size;
-  w.size = w.len + 1;
-  w.len = 0;
-  put_line (&w, t, showkeys, device);
-  return w.buf;
+  return segment_list_format (&one, t, showkeys, device);
 }
 
 void
@@ -159,4 +142,62 @@ crypt_table_free_line (char *line)
   mem = line - sizeof alloc_size;
   memcpy (&alloc_size, mem, sizeof alloc_size);
   secmem_free (mem, alloc_size);
+}
+
+/* One line per segment, '\n' between them. */
+static void
+put_segments (struct line_writer *w, const struct segment_list *l,
+              const struct crypt_table *t, bool showkeys,
+              const char *device)
+{
+  struct crypt_table seg_table = *t;
+  unsigned i;
+
+  for (i = 0; i < l->count; i++) {
+    const struct segment *s = &l->seg[i];
+
+    if (i > 0)
+      put_char (w, '\n');
+    /* dmsetup prints a space before the (empty) parameters. */
+    if (s->type == SEGMENT_ZERO) {
+      put_text (w, "%" PRIu64 " %" PRIu64 " zero ", s->start, s->length);
+      continue;
+    }
+    seg_table.start = s->start;
+    seg_table.length = s->length;
+    seg_table.iv_offset = s->iv_offset;
+    seg_table.offset = s->offset;
+    put_line (w, &seg_table, showkeys, device);
+  }
+}
+
+/* Every line lives in secmem behind a header holding the allocation's
+ * size, so crypt_table_free_line can wipe it whatever SHOWKEYS was. */
+char *
+segment_list_format (const struct segment_list *l,
+                     const struct crypt_table *t, bool showkeys,
+                     const char *device)
+{
+  struct line_writer w = { NULL, 0, 0 };
+  size_t alloc_size;
+  char *mem;
+
+  if (device == NULL)
+    device = t->device;
+  if (t->cipher == NULL || device == NULL
+      || (t->key_size > 0 && t->key == NULL)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  put_segments (&w, l, t, showkeys, device);
+  alloc_size = sizeof alloc_size + w.len + 1;
+  mem = secmem_alloc (alloc_size);
+  if (mem == NULL)
+    return NULL;
+  memcpy (mem, &alloc_size, sizeof alloc_size);
+  w.buf = mem + sizeof alloc_size;
+  w.size = w.len + 1;
+  w.len = 0;
+  put_segments (&w, l, t, showkeys, device);
+  return w.buf;
 }

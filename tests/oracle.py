@@ -27,7 +27,8 @@ and ecb, and in xts (two keys) for those of 16-byte blocks; XTS by hand
 where OpenSSL's refuses the key or lacks the cipher; cipher_null.  Specs
 in the "aes-xts-plain64" or "capi:xts(aes)-plain64" spelling; IV
 generators plain, plain64, plain64be, essiv:HASH (hashlib's names and
-wp256/384/512), benbi, null and eboiv.  tests/test-oracle-selfcheck.sh
+wp256/384/512), benbi, null, eboiv and elephant (BitLocker's AES-CBC
+with the Elephant diffuser, from Ferguson's paper and the kernel).  tests/test-oracle-selfcheck.sh
 holds its AES to qemu, nbdkit's luks filter and cryptsetup's own
 userspace crypto; the other ciphers and xts-eboiv meet only the plugin
 (tests/test-plain-oracle.sh), as cryptsetup here wants device-mapper to
@@ -324,8 +325,11 @@ def parse_spec(spec):
         raise OracleError("%s needs a cipher of 16-byte blocks: %s"
                           % (chain, spec))
     if ivmode not in (None, "plain", "plain64", "plain64be", "essiv",
-                      "benbi", "null", "eboiv"):
+                      "benbi", "null", "eboiv", "elephant"):
         raise OracleError("unsupported IV mode: %s" % ivmode)
+    if ivmode == "elephant" and (chain != "cbc" or
+                                 BLOCK_CIPHERS[cipher][0] != 16):
+        raise OracleError("elephant needs cbc and 16-byte blocks: " + spec)
     if (ivmode == "essiv") != (ivopts is not None):
         raise OracleError("IV options are for essiv only: " + spec)
     return cipher, chain, ivmode, ivopts
@@ -381,6 +385,18 @@ class SectorCipher:
         # The IV is one block (crypto/cbc.c, crypto/xts.c).
         self.iv_bytes, sizes, _ = BLOCK_CIPHERS[self.cipher]
         parts = 2 if self.chain == "xts" else 1
+        self.sector_key = None
+        if self.ivmode == "elephant":
+            # crypt_ctr_ivmode: the first half keys CBC, the second AES-ECB
+            # for the per-sector key; at most 32 bytes.
+            half = len(key) // 2
+            if len(key) % 2 or half not in (16, 24, 32) or \
+                    half not in sizes:
+                raise OracleError("%s-cbc-elephant needs a key of two "
+                                  "halves of 16, 24 or 32 bytes, not %d"
+                                  % (self.cipher, len(key)))
+            self.key, self.sector_key = key[:half], key[half:]
+            key = self.key
         if self.chain == "lrw" and len(key) - 16 not in sizes:
             raise OracleError("%s-lrw needs a key of %s bytes plus 16, not "
                               "%d" % (self.cipher, sizes_text(sizes, 1),
@@ -419,7 +435,7 @@ class SectorCipher:
             shift = 9 - (size.bit_length() - 1)
             return bytes(size - 8) + (((n << shift) + 1)
                                       & MASK64).to_bytes(8, "big")
-        if mode == "eboiv":
+        if mode in ("eboiv", "elephant"):
             # BitLocker's IV: the byte offset "iv_sector * sector_size"
             # (the kernel's product, whatever unit iv_sector counts).
             return ((n * self.sector_size) & MASK64).to_bytes(8, "little") \
@@ -435,7 +451,7 @@ class SectorCipher:
         if self.ivmode == "essiv":
             out = block_crypt(self.cipher, self.essiv_key, b"".join(seeds),
                               True)
-        elif self.ivmode == "eboiv":
+        elif self.ivmode in ("eboiv", "elephant"):
             # crypt_iv_eboiv_gen: a zero block through the data cipher,
             # the seed as its IV.
             out = chain_crypt(self.cipher, self.chain, self.key, seeds,
@@ -458,8 +474,85 @@ class SectorCipher:
             return bytes(data)
         ivs = [] if self.chain == "ecb" else self.ivs(sector512,
                                                       len(data) // ss)
+        if self.ivmode == "elephant":
+            return self.crypt_elephant(data, sector512, ivs, encrypt)
         return chain_crypt(self.cipher, self.chain, self.key, ivs, data, ss,
                            encrypt)
+
+    def crypt_elephant(self, data, sector512, ivs, encrypt):
+        """Sector by sector: on encryption the diffuser, then CBC; on
+        decryption CBC, then the diffuser undone."""
+        ss, step = self.sector_size, self.sector_size // SECTOR_BYTES
+        out = []
+        for i in range(len(data) // ss):
+            offset = self.iv_sector(sector512 + i * step) * ss
+            ks = elephant_sector_key(self.sector_key, offset)
+            chunk = data[i * ss:(i + 1) * ss]
+            if encrypt:
+                chunk = elephant_diffuse(chunk, ks, True)
+            chunk = chain_crypt(self.cipher, "cbc", self.key, [ivs[i]],
+                                chunk, ss, encrypt)
+            if not encrypt:
+                chunk = elephant_diffuse(chunk, ks, False)
+            out.append(chunk)
+        return b"".join(out)
+
+
+# ----------------------------------------------------------------- elephant
+#
+# Niels Ferguson, "AES-CBC + Elephant diffuser: A Disk Encryption
+# Algorithm for Windows Vista" (Microsoft, 2006), as the kernel's
+# crypt_iv_elephant applies it.  The sector is a list of 32-bit
+# little-endian words; the paper gives the decrypting direction,
+#   A: d[i] += d[i-2] ^ (d[i-5] <<< Ra[i mod 4]),  Ra = 9, 0, 13, 0
+#   B: d[i] += d[i+2] ^ (d[i+5] <<< Rb[i mod 4]),  Rb = 0, 10, 0, 25
+# for i = 0 .. n-1 (indices mod n), A five times and B three times.
+# Encryption undoes each step, from i = n-1 down to 0.
+
+ELEPHANT_A = (5, -2, -5, (9, 0, 13, 0))
+ELEPHANT_B = (3, 2, 5, (0, 10, 0, 25))
+
+
+def rotl32(x, r):
+    return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF if r else x
+
+
+def elephant_diffuser(words, which, encrypt):
+    cycles, da, db, rot = which
+    n = len(words)
+    order = range(n - 1, -1, -1) if encrypt else range(n)
+    sign = -1 if encrypt else 1
+    for _ in range(cycles):
+        for i in order:
+            t = words[(i + da) % n] ^ rotl32(words[(i + db) % n], rot[i % 4])
+            words[i] = (words[i] + sign * t) & 0xFFFFFFFF
+
+
+def elephant_sector_key(sector_key, offset):
+    """E(Ks, e(s)) || E(Ks, e'(s)): e(s) the little-endian byte offset,
+    e'(s) the same with its last byte 0x80."""
+    e = (offset & MASK64).to_bytes(8, "little") + bytes(8)
+    e2 = e[:15] + b"\x80"
+    return block_crypt("aes", sector_key, e + e2, True)
+
+
+def elephant_diffuse(sector, ks, encrypt):
+    """Encrypting: XOR the sector key, diffuser A, diffuser B (in their
+    encrypting direction); decrypting: B, A, XOR."""
+    n = len(sector) // 4
+    if encrypt:
+        sector = bytes(b ^ ks[i % 32] for i, b in enumerate(sector))
+    words = list(struct.unpack("<%dI" % n, sector))
+    if encrypt:
+        elephant_diffuser(words, ELEPHANT_A, True)
+        elephant_diffuser(words, ELEPHANT_B, True)
+    else:
+        elephant_diffuser(words, ELEPHANT_B, False)
+        elephant_diffuser(words, ELEPHANT_A, False)
+    sector = struct.pack("<%dI" % n, *words)
+    if not encrypt:
+        sector = bytes(b ^ ks[i % 32] for i, b in enumerate(sector))
+    return sector
 
 
 # ------------------------------------------------------------------- tables

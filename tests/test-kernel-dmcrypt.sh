@@ -81,6 +81,8 @@ all_cases=(
   "cbc-eboiv plain aes-cbc-eboiv $key32 0 0 2048"
   "cbc-eboiv-4096 plain aes-cbc-eboiv $key32 0 0 2048 1 sector_size:4096"
   "ecb plain aes-ecb $key32 0 0 2048"
+  "cbc-elephant plain aes-cbc-elephant $key64 0 0 2048"
+  "cbc-elephant-4096 plain aes-cbc-elephant $key32 8 0 2048 1 sector_size:4096"
   "capi-xts plain capi:xts(aes)-plain64 $key64 0 0 2048"
   "camellia-cbc-essiv plain camellia-cbc-essiv:sha256 $key32 0 0 2048"
 )
@@ -208,17 +210,9 @@ done
 
 # ---- The boot ---------------------------------------------------------
 echo "booting $kver with ${#drives[@]} drives for ${#cases[@]} cases"
-kernel_boot boot guest.sh "${drives[@]}"
-rc=$?
-[ $rc -eq 125 ] && fail "the guest did not finish"
-[ $rc -eq 0 ] || echo "the guest script exited $rc"
-cp boot/out guest.out
+kernel_boot_cases boot guest.sh "${drives[@]}"
 
 # ---- After the boot: B read through dmcrypt, the control tool --------
-mask () { awk '{ $7 = "DEV"; print }'; }
-# The info lines both sides must share; Open count and Major, minor are
-# the device's own.
-info_fields () { grep -E '^(Name|State|Read Ahead|Tables present|Number of targets|UUID):'; }
 npass=0 nfail=0
 for c in "${cases[@]}"; do
   name=${c%% *} s=${size[$name]} half=$(( size[$name] / 2 ))
@@ -254,24 +248,18 @@ for c in "${cases[@]}"; do
       || why="B: dmcrypt reads other data than the kernel wrote"
   fi
   if [ -z "$why" ]; then
-    [ "$(g table | mask)" = "$(mask < "$name.ctl-table")" ] \
-      || why="table: kernel '$(g table | mask)', dmcryptctl '$(mask < "$name.ctl-table")'"
+    [ "$(g table | kernel_mask_device)" = "$(kernel_mask_device < "$name.ctl-table")" ] \
+      || why="table: kernel '$(g table | kernel_mask_device)', dmcryptctl '$(kernel_mask_device < "$name.ctl-table")'"
   fi
   if [ -z "$why" ]; then
     [ "$(g status)" = "$(cat "$name.ctl-status")" ] \
       || why="status: kernel '$(g status)', dmcryptctl '$(cat "$name.ctl-status")'"
   fi
   if [ -z "$why" ]; then
-    [ "$(g info | info_fields)" = "$(info_fields < "$name.ctl-info")" ] \
-      || why="info: kernel '$(g info | info_fields | tr '\n' ';')', dmcryptctl '$(info_fields < "$name.ctl-info" | tr '\n' ';')'"
+    [ "$(g info | kernel_info_fields)" = "$(kernel_info_fields < "$name.ctl-info")" ] \
+      || why="info: kernel '$(g info | kernel_info_fields | tr '\n' ';')', dmcryptctl '$(kernel_info_fields < "$name.ctl-info" | tr '\n' ';')'"
   fi
-  if [ -z "$why" ]; then
-    report "PASS: kernel $kver: $name"
-    npass=$(( npass + 1 ))
-  else
-    report "FAIL: kernel $kver: $name: $why"
-    nfail=$(( nfail + 1 ))
-  fi
+  kernel_verdict "$name" "$why"
 done
 echo "kernel $kver: $npass cases passed, $nfail failed${mutate:+ (MUTATE=$mutate)}"
 if [ $nfail -ne 0 ]; then

@@ -169,12 +169,7 @@ for n in "${names[@]}"; do
       || why="e2fsck -fn of dmcrypt's plaintext: $(tail -n 3 fsck.out)"
     rm -f plain.img
   fi
-  if [ -z "$why" ]; then
-    report "PASS: kernel $kver: nbd-client $n"
-  else
-    report "FAIL: kernel $kver: nbd-client $n: $why"
-    nfail=$(( nfail + 1 ))
-  fi
+  kernel_verdict "nbd-client $n" "$why"
 done
 echo "requests that reached the servers (nbdkit's stats filter):"
 grep -hE '^ *[a-z]+: [0-9]+ ops' multi.stats single.stats | sed 's/^ */  /'

@@ -134,8 +134,8 @@ print_lines (int argc, char **argv, const char *op)
 {
   struct ctl_message req, rep;
   char **names;
-  const char *line;
-  bool all;
+  const char *key = strcmp (op, "table") == 0 ? "table" : "status";
+  bool all, answered;
   size_t f;
   int i, r = 0;
 
@@ -149,11 +149,14 @@ print_lines (int argc, char **argv, const char *op)
     ctl_add (&req, "showkeys", opts.showkeys ? "1" : "0");
     ctl_add (&req, "inactive", opts.inactive ? "1" : "0");
     ctl_add (&req, "stats", opts.stats ? "1" : "0");
-    if (request (names[i], op, &req, &rep) == -1)
+    answered = request (names[i], op, &req, &rep) == 0;
+    if (!answered)
       r = -1;
-    else if ((line = ctl_get (&rep, strcmp (op, "table") == 0 ? "table"
-                              : "status")) != NULL)
-      printf ("%s%s%s\n", all ? names[i] : "", all ? ": " : "", line);
+    /* A multi-segment mapping answers a line per segment. */
+    for (f = 0; answered && f < rep.nfields; f++)
+      if (strcmp (rep.field[f].key, key) == 0)
+        printf ("%s%s%s\n", all ? names[i] : "", all ? ": " : "",
+                rep.field[f].value);
     for (f = 0; f < rep.nfields; f++)
       if (strncmp (rep.field[f].key, "stat.", 5) == 0)
         printf ("%s: %s\n", rep.field[f].key + 5, rep.field[f].value);

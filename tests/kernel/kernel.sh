@@ -135,8 +135,8 @@ kernel_programs=(cryptsetup dmsetup mkfs.ext4 e2fsck nbd-client kmod
 # The modules the guest may load (with what they depend on): all of the
 # crypto API, so that the kernel finds any cipher a table names.
 kernel_module_dirs=(kernel/crypto kernel/arch/x86/crypto kernel/lib)
-kernel_modules=(dm-mod dm-crypt nbd virtio_pci virtio_blk virtio_console
-                virtio_net)
+kernel_modules=(dm-mod dm-crypt dm-zero nbd virtio_pci virtio_blk
+                virtio_console virtio_net)
 
 # Files of the initramfs: "SOURCE DEST" lines on stdout.
 _kernel_initramfs_files ()
@@ -344,4 +344,40 @@ kernel_boot ()  # kernel_boot DIR SCRIPT [DRIVE...]
   fi
   rc=$(awk '{ print $2; exit }' "$d/status")
   return "$rc"
+}
+
+# Boots as kernel_boot does, for a script of cases: a guest that did
+# not finish fails the test, its script's exit status is only said,
+# and its output is left in guest.out.
+kernel_boot_cases ()  # kernel_boot_cases DIR SCRIPT [DRIVE...]
+{
+  local rc
+  kernel_boot "$@"
+  rc=$?
+  [ $rc -eq 125 ] && fail "the guest did not finish"
+  [ $rc -eq 0 ] || echo "the guest script exited $rc"
+  cp "$1/out" guest.out
+}
+
+# One case's verdict as a REPORT line: PASS when WHY is empty, else
+# FAIL with WHY, counted in npass and nfail.
+kernel_verdict ()  # kernel_verdict NAME WHY
+{
+  if [ -z "$2" ]; then
+    report "PASS: kernel $kver: $1"
+    npass=$(( ${npass:-0} + 1 ))
+  else
+    report "FAIL: kernel $kver: $1: $2"
+    nfail=$(( ${nfail:-0} + 1 ))
+  fi
+}
+
+# dmsetup table lines on stdin with the crypt lines' device field masked
+# (254:16 in the guest, the image's path on the host).
+kernel_mask_device () { awk '$3 == "crypt" { $7 = "DEV" } { print }'; }
+# The dmsetup info lines both sides must share: Open count and Major,
+# minor are each device's own.
+kernel_info_fields ()
+{
+  grep -E '^(Name|State|Read Ahead|Tables present|Number of targets|UUID):'
 }

@@ -176,6 +176,15 @@ static const struct digest_vector digest_vectors[] = {
   { "aes-cbc-eboiv", 32, KEY_PATTERN,
     "c92f202a848f76d624c175e95a01d285c2266996a7c6737e9a77976bcbb53e9d",
     "88e6e96c5397307d287bee78fc25afdfde4737f623a2b54d359f0e80abf37da2" },
+  { "aes-cbc-elephant", 32, KEY_PATTERN,
+    "80e2f413d41c8da9db9d83c1d399ad12bc5af35fda3eb66da2dbe1df28d10717",
+    "5563785aba1a5bfae31f227876ba7097f34c2dabb8ac0358efcc6ff9891e20d3" },
+  { "aes-cbc-elephant", 64, KEY_PATTERN,
+    "9588b0fd0cb7e3e649a3eca4d50453156179832eef6ad4f4ecddd7a7f553bc0c",
+    "52b5e6c4ee6b460607351d4dfda1eb63d053a77c6b930d1bca59b55a8383d1ca" },
+  { "capi:cbc(aes)-elephant", 48, KEY_PATTERN,
+    "0c79e2495ce51477dd65e665544649eebe9a198973350618073d3963eaeda768",
+    "ec25ecfb68a6f64ed103193d8707fc9db511763ea24dd3d40f77e012c8d58343" },
   { "aes-ecb", 32, KEY_PATTERN,
     "bf2739a388e48ebe86c3468dae356d95cd583b57258044ccec4e28ce864a9a43",
     "5e59a2ff06e3af78befdf1971d3beefc656aa290fad53636ed57ac62a40c2b71" },
@@ -254,6 +263,68 @@ static const struct digest_vector digest_vectors[] = {
   { "aes-twofish-serpent-lrw-benbi", 144, KEY_PATTERN,
     "025d12b3492f8c3486f98d561738d6f185d3777b1cee3c703e589fcfd2f6a021",
     "6a01ec4ba18bba22f5b1d936fb199ca51537f7b8a1775933ea0ac77618e6161c" },
+};
+
+/* bitlk_vectors: the first sector of the relocated volume header (the
+ * NTFS boot sector) of cryptsetup's BitLocker test images made by
+ * Windows (tests/data/testdata/cryptsetup/bitlk-images.tar.xz), AES-CBC
+ * with the Elephant diffuser, 512-byte sectors.  The volume key is
+ * cryptsetup 2.6.1's "bitlkDump --dump-volume-key" with the passphrase
+ * of images.conf; the sector lies at byte 44224512 of the image and its
+ * IV sector is its own sector number there, as in cryptsetup's mapping.
+ * The plaintext digest is tests/oracle.py's; its first bytes are
+ * "\xebR\x90NTFS    " and it ends in 55 aa. */
+struct bitlk_vector
+{
+  const char *image;
+  const char *key_hex;
+  uint64_t iv_sector;
+  const char *cipher_hex;
+  const char *plain_sha256;
+};
+
+static const struct bitlk_vector bitlk_vectors[] = {
+  { "bitlk-aes-cbc-elephant-128.img",
+    "9d2733e172dc85e13e3de5aaa0e0501bfd22a3f27966c51c94c8e3adce517b6e",
+    86376,
+    "2175c8446934efd6c9602aeb990295e92143dfe7918377df463951b7e0d32116"
+    "a2999ee8962ce8e07006e94d6c68fd4ecb7276654ca2768f6126db515c4dd868"
+    "d49c07174237b9ff703d97580467ec7624f75fa4be17838e8ab51aedc49c9a6a"
+    "80b188cfd52aa1616b0c147cab782503d7f437e276827d385c948601f8045dc3"
+    "62be605e9e6b2e4657842f43e75d0ea3efbe4b1b43936cc8256d4d7da06bc628"
+    "ef1055309ebe575345464120c0d93ca0c7c09f1dc839a54a92ae074be5688149"
+    "fd4b77b622b7b2042d6f07dd4d7a88e939feac607d871063165ad8e1e592b26d"
+    "21e819f758d5a7191676bbb4e34be7ae57d04ef5008bc102f62080caca7e33de"
+    "485bf6c03a949758ae4d763bd228042b5ef2983d48ab57ab8108026385144d79"
+    "05027460b38b4ffdc55657975fd4a9f72205952e3690a500a589feb7f5e97fb2"
+    "760b6822842b77161f434700f2dbae29e45f873cfc7657495c0bbc84bb687fa2"
+    "c2467f2df8da9b3eacff1afb4a4bc3bbe2bc7115bd10f9772825b6643f25d47a"
+    "447391b3c43adeb868fca7670a9e59194b1ca8be45bee55c5cb7b6a4cb68fe02"
+    "386795eb8623f9f9c78e6ee964ed2d7dc14c3be6cd3fe6d92a5a26800751ac8c"
+    "3019df834b5c2bcfd323b5149c8be75c01415482e84fd2216cd9781c18a1671f"
+    "bbb1693bdca4391c58f8cdd67fe3e54cd414f7b67633cf927b31b4acb33dafbe",
+    "9213805231509fcfe000e71dab8b13478e678ad1c06a7b59a72e3eca906d2197" },
+  { "bitlk-aes-cbc-elephant-256.img",
+    "9600409badade8e84efc4d7cd6576bf4c10897b49f1499bf37f083cb364a29a3"
+    "290f3829c6c74ceae614c261235fcc3d910d53318c677463668d12c83413ec80",
+    86376,
+    "598506c2390d1b2a1f80e7b28f0d1e54d23b17c134a067aa6383a22b26f642dd"
+    "da283f048baa05f5f418422228de0e5ee7392733fded1b72a720d0816081df31"
+    "bc256e5ffa619f926ea875357bf83c91486f6cb7bfcc47cede766c5b7ba24d37"
+    "6faa4168eec6bfbc1496070507610904996efd58ab80fdc90ab9820054262428"
+    "e23f71f9c2069a4b24e37443dbe61aa0e7abbe8cd3069509a7049e2d5cee236e"
+    "e9e00b7783107937f63cd8bf6e060812698916418358355617d303057f11302b"
+    "ed2e1ff362e0a52d45ad77abbed783ef4f726225854babf1149a9544c309387c"
+    "3c20c8ca31134c6c3fb8af8a64015761ce4b744b6dfa2d1d734be8d2c829731a"
+    "59f011fcc34077864f037f25c08cbdd2f56925f376066a8bc4ca5d7fdbf2a7ca"
+    "b829cf62eaa4b6a5a7c62844e313a95175275616eb7a258d3b4a42345f4d1ee7"
+    "c4131dd1a47c39d9fb44935bf6abcda8837703fb394b92b201ae16d240ff71aa"
+    "557f7d6c672ace563796a05eba043515013cfa30af6690dd828e1a6208baf8df"
+    "3ec39336db025d0108df32e38a7fca5921ee60d6c3bc581e8880be45f5054ae0"
+    "c88ea3e4d295c2f0e1f77511df1b589df27a505b41b008c53c08268b982a01bd"
+    "1164e0a783debb0ae73319c25ffa9700ed9aed3890373aa6aa7742054e0e6724"
+    "3a23e648dc484d04850dd42c3a757456bef0848b9bfe77b2c57e66d5ffc8adb0",
+    "1e5fe8e4f0bfda9b83b5bc88f213ef87151ccfec6697c22e1a9a41a285582f66" },
 };
 
 #endif /* DMCRYPT_TEST_CIPHER_VECTORS_H */

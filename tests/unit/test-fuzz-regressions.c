@@ -27,6 +27,7 @@ static const struct
   { "fvault2", fuzz_fvault2 },
   { "tcrypt", fuzz_tcrypt },
   { "cipher-bulk", fuzz_cipher_bulk },
+  { "bitlk", fuzz_bitlk },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
