@@ -6,7 +6,11 @@
 # With DMCRYPT_FRONTEND=filter (make check-filter) the tests that never
 # serve a volume through a front end (the C unit tests and the shell
 # tests marked "# front-end: none") skip: they run the same code as in
-# make check.
+# make check.  With DMCRYPT_SANITIZER (make check-asan, check-tsan) the
+# shell tests marked "# sanitizer: none" skip: they run none of
+# dmcrypt's code, or build their own sanitized copy of it, or check a
+# harness (bench, kernel comparison) whose dmcrypt paths the rest of
+# the suite runs under the sanitizer.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 filter=${1:-}
@@ -33,6 +37,13 @@ for t in "${tests[@]}"; do
   if [ "${DMCRYPT_FRONTEND:-plugin}" = filter ] && no_front_end "$t"; then
     skipn=$((skipn+1))
     printf 'SKIP: %s: serves nothing through a front end (make check runs it)\n' "$name"
+    continue
+  fi
+  if [ -n "${DMCRYPT_SANITIZER:-}" ] && [ "${t##*.}" = sh ] &&
+     grep -q '^# sanitizer: none$' "$t"; then
+    skipn=$((skipn+1))
+    printf 'SKIP: %s: nothing for %s to check here (make check runs it)\n' \
+      "$name" "$DMCRYPT_SANITIZER"
     continue
   fi
   log="$logdir/$name.log"

@@ -3,6 +3,8 @@
 # options, measure every image, cipher and direction of its quick set,
 # and print each ratio as the arithmetic of the figures beside it:
 # (dmcrypt - file) / openssl.  No figure is judged for speed.
+# front-end: none
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy cryptsetup openssl numfmt
 plugin_built_or_fail

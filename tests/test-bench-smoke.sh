@@ -5,6 +5,7 @@
 # not judged here: only that each figure exists and is a positive number,
 # and that the filter over nbd is set against the unencrypted nbd chain.
 # front-end: none
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy nbdinfo cryptsetup fio qemu-nbd gnuplot openssl
 plugin_built_or_fail

@@ -4,6 +4,7 @@
 # UBSan, and runs 10 seconds on its seed corpus without a crash or a
 # broken rule.  The objects go to a scratch directory, not the tree.
 # front-end: none
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd clang make timeout
 scratch

@@ -6,6 +6,7 @@
 # openssh-server is installed, the mark that keeps the system's sshd from
 # starting is made first (DMCRYPT_DEPS_SSHD_OFF: in the scratch directory).
 # front-end: none
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 script="$topdir/tools/install-deps.sh"
 scratch

@@ -15,6 +15,7 @@
 #      header's zero segment, and at sector 0, through the kernel;
 #      afterwards dmcrypt reads what the kernel read.
 # Each case prints PASS or FAIL with its name.
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/kernel/kernel.sh"
 plugin_built_or_fail

@@ -6,6 +6,7 @@
 # and must report exactly those cases as failed, with the comparison
 # that caught each, while an unchanged case in the same boot passes.
 # front-end: none
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 scratch
 MUTATE="xts-plain64=iv cbc-essiv-4096=iv ecb=offset cbc-eboiv=read-iv" \

@@ -8,6 +8,7 @@
 #     IV generator the oracle claims.
 # Ends with a negative control: a wrong IV offset must be caught.
 # front-end: none
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 requires_oracle
 requires_cmd cryptsetup qemu-img nbdkit nbdcopy

@@ -132,8 +132,10 @@ while IFS=$'\t' read -r name table; do
   # The same mapping from parameters; every other one takes the key
   # from a file.  Their size is the rest of the image, as in the table.
   # Both front ends turn parameters into a table with the same code, so
-  # through the filter every third table is enough for that path.
-  if [ "${DMCRYPT_FRONTEND:-plugin}" = filter ] && (( n % 3 != 1 )); then
+  # through the filter, and under a sanitizer, every third table is
+  # enough for that path.
+  if { [ "${DMCRYPT_FRONTEND:-plugin}" = filter ] ||
+       [ -n "${DMCRYPT_SANITIZER:-}" ]; } && (( n % 3 != 1 )); then
     continue
   fi
   read -r -a words <<<"$table"
