@@ -10,12 +10,14 @@
  *   - a refusal reports exactly one error, on one line (for a spec
  *     without a newline); an acceptance reports none;
  *   - a spec that sector_cipher_check_spec accepts also parses and
- *     passes cipher_spec_check_key, and keys a working sector cipher;
+ *     passes cipher_spec_check_key (a cascade: each of its layers, with
+ *     its equal share of the key), and keys a working sector cipher;
  *   - decrypt (encrypt (x)) == x, over two sectors at once and one
  *     sector at a time alike, in place and not. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../crypto/cascade.h"
 #include "../crypto/cipher.h"
 #include "../crypto/cipher_spec.h"
 #include "fuzz.h"
@@ -81,6 +83,38 @@ check_round_trip (struct sector_cipher *c, const struct geometry *g,
 }
 
 static void
+check_layer_parses (const char *spec, size_t key_bytes)
+{
+  struct cipher_spec s;
+
+  if (cipher_spec_parse (spec, &s) == -1
+      || cipher_spec_check_key (&s, spec, key_bytes) == -1)
+    fuzz_fail ("sector_cipher_check_spec accepted what the parser "
+               "refuses: %s", spec);
+}
+
+/* What sector_cipher_check_spec accepted must parse: a single cipher
+ * as itself, a cascade layer by layer. */
+static void
+check_parses (const char *spec, size_t key_bytes)
+{
+  char layer[CASCADE_MAX_LAYERS][CASCADE_LAYER_SPEC_MAX];
+  int n = cascade_split (spec, layer), i;
+
+  if (n == -1)
+    fuzz_fail ("sector_cipher_check_spec accepted a chain cascade_split "
+               "refuses");
+  if (n == 0) {
+    check_layer_parses (spec, key_bytes);
+    return;
+  }
+  if (key_bytes % n != 0)
+    fuzz_fail ("a cascade accepted with a key that does not split evenly");
+  for (i = 0; i < n; i++)
+    check_layer_parses (layer[i], key_bytes / n);
+}
+
+static void
 check_cipher (const char *spec, const struct geometry *g,
               const uint8_t *key_src, size_t key_src_bytes)
 {
@@ -89,15 +123,11 @@ check_cipher (const char *spec, const struct geometry *g,
     .sector_size = g->sector_bytes, .iv_offset = g->iv_offset,
     .iv_large_sectors = g->iv_large_sectors,
   };
-  struct cipher_spec s;
   struct sector_cipher *c;
   uint8_t key[256];
   size_t i;
 
-  if (cipher_spec_parse (spec, &s) == -1
-      || cipher_spec_check_key (&s, spec, g->key_bytes) == -1)
-    fuzz_fail ("sector_cipher_check_spec accepted what the parser "
-               "refuses");
+  check_parses (spec, g->key_bytes);
   for (i = 0; i < g->key_bytes; i++)
     key[i] = key_src_bytes ? key_src[i % key_src_bytes]
                            : (uint8_t) (i * 29 + 1);
