@@ -6,7 +6,9 @@
 # overlay too where FUSE mounts, without changing the image; the image
 # rescued through a header backup, restored, and repaired from its
 # second header holds what was written; the LUKS partition of a GPT disk
-# image decrypts to what was written; the keyslot that opened is named.
+# image decrypts to what was written; the keyslot that opened is named;
+# cryptsetup's BitLocker and VeraCrypt images open read-only as the
+# page says, with the secrets it names, and what it says is refused is.
 # Every "## " section of the page is checked here, or the test fails.
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/doc-functions.sh"
@@ -20,6 +22,8 @@ Look without writing: \`-r\`
 Try \`e2fsck -y\` on a copy-on-write overlay
 A destroyed LUKS header: \`header=\`
 A LUKS partition inside a whole-disk image
+A BitLocker USB disk
+A VeraCrypt or TrueCrypt container
 Keyslots: which are in use, which one opened"
 while read -r heading; do
   grep -qxF "$heading" <<< "$checked" && continue
@@ -102,4 +106,85 @@ if nbdkit -r -U - "$plugin" disk.img passphrase=+spare.txt key-slot=0 \
 fi
 grep -q 'keyslot 0 did not accept the passphrase' "$tmp/err" \
   || fail "error: $(cat "$tmp/err")"
+# ---- A BitLocker USB disk: cryptsetup's images stand in for usb.img ----
+mkdir "$tmp/bitlk" && cd "$tmp/bitlk" || fail "cd $tmp/bitlk"
+unpack_cryptsetup_images bitlk-images.tar.xz
+conf=bitlk-images/images.conf
+field ()  # field IMAGE KEY: KEY's value in IMAGE's section of images.conf
+{
+  awk -v sec="[$1]" -v key="$2" '/^\[/ { inside = ($0 == sec) }
+    inside && index($0, key "=") == 1 { print substr($0, length(key) + 2) }
+  ' "$conf"
+}
+usb=bitlk-images/bitlk-aes-xts-128-startup-key.img
+want=$(field bitlk-aes-xts-128-startup-key SHA256SUM)
+[ -n "$want" ] || fail "$conf has no sum for the startup-key image"
+before=$(sha256_of "$usb")
+printf %s "$(field bitlk-aes-xts-128-startup-key RP)" > rk.txt
+grep -Eqx '([0-9]{6}-){7}[0-9]{6}' rk.txt || fail "no recovery key in $conf"
+nbdkit -r -U - "$plugin" "$usb" passphrase=+rk.txt \
+  --run 'nbdcopy "$uri" usb-plain.img' || fail "the recovery key did not open"
+expect_equal "BitLocker plaintext by the recovery key" "$want" \
+  "$(sha256_of usb-plain.img)"
+rm -f usb-plain.img
+nbdkit -r -U - "$plugin" "$usb" \
+  keyfile=bitlk-images/4381F759-C4F8-4DE0-BB61-FC33A831BDA5.BEK \
+  --run 'nbdcopy "$uri" usb-plain.img' || fail "the .BEK did not open"
+expect_equal "BitLocker plaintext by the startup key" "$want" \
+  "$(sha256_of usb-plain.img)"
+expect_equal "usb.img unchanged under -r" "$before" "$(sha256_of "$usb")"
+expect_equal "the plaintext is NTFS or FAT" ntfs \
+  "$(blkid -p -s TYPE -o value usb-plain.img | sed 's/^vfat$/ntfs/')"
+printf %s not-the-key > wrong.txt
+expect_refused "a wrong key" \
+  'wrong passphrase: it does not unlock the BitLocker volume' \
+  bitlk-images/bitlk-aes-xts-128.img passphrase=+wrong.txt
+printf %s "$(field bitlk-aes-xts-128-eow PW)" > eow.txt
+expect_refused "a volume Windows was still encrypting" 'encrypt' \
+  bitlk-images/bitlk-aes-xts-128-eow.img passphrase=+eow.txt
+rm -rf "$tmp/bitlk"
+
+# ---- A VeraCrypt or TrueCrypt container: cryptsetup's images ----
+mkdir "$tmp/tcrypt" && cd "$tmp/tcrypt" || fail "cd $tmp/tcrypt"
+unpack_cryptsetup_images tcrypt-images.tar.xz
+d=tcrypt-images
+uuid_through ()  # uuid_through IMAGE ARGS...: the export's file system UUID
+{
+  local image=$1; shift
+  rm -f plain.img
+  nbdkit -r -U - "$plugin" "$image" type=tcrypt "$@" \
+    --run 'nbdcopy "$uri" plain.img' >/dev/null || return 1
+  blkid -p -s UUID -o value plain.img
+}
+printf %s aaaaaaaaaaaa > vc-pw.txt
+printf %s bbbbbbbbbbbb > hidden-pw.txt
+printf %s cccccccccccccccccccc > pim-pw.txt
+before=$(sha256_of $d/vc_1-sha512-xts-aes)
+expect_equal "a container, tcrypt-hash=sha512" DEAD-BABE \
+  "$(uuid_through $d/vc_1-sha512-xts-aes passphrase=+vc-pw.txt \
+       tcrypt-hash=sha512)"
+expect_equal "the container unchanged under -r" "$before" \
+  "$(sha256_of $d/vc_1-sha512-xts-aes)"
+expect_equal "a PIM" DEAD-BABE \
+  "$(uuid_through $d/vcpim_1_1234-sha256-xts-aes passphrase=+pim-pw.txt \
+       veracrypt-pim=1234)"
+expect_equal "key files and no passphrase" DEAD-BABE \
+  "$(uuid_through $d/vck_1_nopw-sha512-xts-aes keyfile=$d/keyfile1 \
+       keyfile=$d/keyfile2 tcrypt-hash=sha512)"
+expect_equal "the hidden volume" CAFE-BABE \
+  "$(uuid_through $d/vc_1-sha512-xts-aes-hidden passphrase=+hidden-pw.txt \
+       tcrypt-hidden=1 tcrypt-hash=sha512)"
+cp --sparse=always $d/vc_1-sha512-xts-aes damaged.hc
+dd if=/dev/zero of=damaged.hc bs=512 count=1 conv=notrunc status=none
+uuid_through damaged.hc passphrase=+vc-pw.txt tcrypt-hash=sha512 \
+  >/dev/null 2>&1 && fail "a zeroed first header still opened"
+expect_equal "the backup header of a damaged container" DEAD-BABE \
+  "$(uuid_through damaged.hc passphrase=+vc-pw.txt tcrypt-backup=1 \
+       tcrypt-hash=sha512)"
+nbdkit -r -v -U - "$plugin" $d/vc_1-sha512-xts-aes-twofish-serpent \
+  type=tcrypt passphrase=+vc-pw.txt tcrypt-hash=sha512 --run true \
+  > v.log 2>&1 || { cat v.log; fail "the cascade container did not open"; }
+grep -Eq 'TCRYPT: VeraCrypt header version [0-9]+, serpent-twofish-aes-xts-plain64' \
+  v.log || fail "-v does not name the header and its chain"
+cd "$tmp" && rm -rf "$tmp/tcrypt"
 echo PASS
