@@ -9,8 +9,8 @@
 # make check.  With DMCRYPT_SANITIZER (make check-asan, check-tsan) the
 # shell tests marked "# sanitizer: none" skip: they run none of
 # dmcrypt's code, or build their own sanitized copy of it, or check a
-# harness (bench, kernel comparison) whose dmcrypt paths the rest of
-# the suite runs under the sanitizer.
+# harness (bench, documentation, kernel comparison) whose dmcrypt paths
+# the rest of the suite runs under the sanitizer.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 filter=${1:-}

@@ -2,6 +2,7 @@
 # The documentation's ```sh fuse blocks (nbdfuse, fuse2fs) run as printed,
 # with the blocks before them in the same document, as in
 # test-doc-commands.sh.  Skips where FUSE cannot mount.
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/doc-functions.sh"
 doc_setup

@@ -4,6 +4,7 @@
 # (tests/doc-functions.sh); blocks that need FUSE are left to
 # test-doc-commands-fuse.sh.  Which blocks are commands: "Commands in the
 # documentation" in README.md.
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/doc-functions.sh"
 doc_setup

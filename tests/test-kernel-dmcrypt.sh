@@ -20,6 +20,7 @@
 # MUTATE=read-iv does as iv only after the boot (A passes, B must fail):
 # the comparisons must then fail (tests/test-kernel-selfcheck.sh).
 # MUTATE="NAME=MODE..." mutates those cases only.
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/kernel/kernel.sh"
 plugin_built_or_fail

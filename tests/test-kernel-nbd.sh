@@ -10,6 +10,7 @@
 # and every file is identical.  On the host, nbdkit's stats filter shows
 # the trims and flushes that reached dmcrypt, and e2fsck -fn of the
 # plaintext read through dmcrypt is clean too.
+# sanitizer: none
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/kernel/kernel.sh"
 plugin_built_or_fail
