@@ -2,6 +2,7 @@
 #
 #   make            plugin/nbdkit-dmcrypt-plugin.so and tools/
 #   make check      install missing Debian packages (as root), build, test
+#   make check-full    the same suite with every long test run whole
 #   make check-filter  the same suite through the filter (filter/)
 #   make check-kernel  the real-kernel tests only (docs/kernel-tests.md)
 #   make demo       make a LUKS2 demo image, serve it, write and read it
@@ -56,7 +57,7 @@ BINDIR    ?= /usr/local/bin
 
 .SECONDARY: $(STUBS)
 
-.PHONY: all check check-user check-filter check-unit check-kernel demo install \
+.PHONY: all check check-user check-filter check-full check-unit check-kernel demo install \
         bench bench-cpu lab deps clean \
         check-asan \
         check-tsan man fuzz fuzz-smoke fuzz-build
@@ -141,6 +142,11 @@ check-user: all
 check-filter: deps
 	$(MAKE) all
 	@DMCRYPT_FRONTEND=filter tests/run-tests.sh
+
+# The suite with every long test run whole (tests/functions.sh: full_run).
+check-full: deps
+	$(MAKE) all
+	@DMCRYPT_TEST_FULL=1 tests/run-tests.sh
 
 check-unit: all
 	@tests/run-tests.sh unit

@@ -26,6 +26,10 @@ _run_cleanups ()
 trap _run_cleanups EXIT
 
 skip () { echo "SKIP: $*"; exit 77; }
+# The suite's long tests run a quick variant that still covers every
+# kind of case; DMCRYPT_TEST_FULL=1 (make check-full) runs them whole.
+# "full_run" is true in the whole run; a test prints which it ran.
+full_run () { [ "${DMCRYPT_TEST_FULL:-0}" = 1 ]; }
 # A line for the suite's own output: tests/run-tests.sh prints a test's
 # REPORT lines under its verdict (the kernel tests name each case so).
 report () { echo "REPORT: $*"; }
