@@ -11,7 +11,8 @@
 #   make bench-cpu  the server's CPU per GiB against openssl's, quickly
 #   make lab        the scheduling lab's experiments (docs/scheduling.md):
 #                   QUICK=1 for a few minutes, LAB_OUT=DIR (lab-results)
-#   make fuzz       libFuzzer fuzzers, FUZZ_SECONDS (60) each; fuzz-smoke: 10
+#   make fuzz       libFuzzer fuzzers, FUZZ_SECONDS (60) each; fuzz-smoke:
+#                   FUZZ_SMOKE_SECONDS (10)
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
@@ -171,6 +172,7 @@ check-tsan: deps
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= fuzz/build
 FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_CFLAGS  = -std=gnu11 -Wall -Wextra -pthread -D_GNU_SOURCE $(PKG_CFLAGS) \
                -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined
@@ -197,7 +199,7 @@ fuzz: fuzz-build
 	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
 fuzz-smoke: fuzz-build
-	@fuzz/run.sh $(FUZZ_BUILD) 10 $(FUZZ_NAMES)
+	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)
 
 demo: deps
 	$(MAKE) all

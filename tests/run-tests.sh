@@ -29,6 +29,56 @@ if [ "$filter" != unit ]; then
   for t in tests/test-*.sh; do [ -e "$t" ] && tests+=("$t"); done
 fi
 
+# Runs test T, its log in $logdir/NAME.log; writes "RC SECONDS" to
+# $logdir/NAME.rc when done.
+run_one ()
+{
+  local t=$1 name log start rc
+  name=$(basename "$t")
+  log="$logdir/$name.log"
+  start=$(date +%s)
+  if [ "${t##*.}" = sh ]; then
+    timeout 900 bash "$t" </dev/null >"$log" 2>&1; rc=$?
+  else
+    timeout 600 "$t" </dev/null >"$log" 2>&1; rc=$?
+  fi
+  echo "$rc $(( $(date +%s) - start ))" > "$logdir/$name.rc.tmp"
+  mv "$logdir/$name.rc.tmp" "$logdir/$name.rc"
+}
+
+# Prints test NAME's verdict from its .rc and log, and counts it.
+verdict ()
+{
+  local name=$1 log="$logdir/$1.log" rc secs
+  read -r rc secs < "$logdir/$name.rc"
+  case $rc in
+    0)  pass=$((pass+1)); printf 'PASS: %s (%ss)\n' "$name" "$secs" ;;
+    77) skipn=$((skipn+1))
+        printf 'SKIP: %s: %s\n' "$name" "$(grep -m1 '^SKIP:' "$log" | sed 's/^SKIP: //')" ;;
+    *)  failn=$((failn+1)); failed+=("$name")
+        printf 'FAIL: %s (exit %s, %ss)\n' "$name" "$rc" "$secs"
+        tail -n 25 "$log" | sed 's/^/    | /' ;;
+  esac
+  sed -n 's/^REPORT: /    /p' "$log"
+}
+
+# DMCRYPT_TEST_JOBS tests at a time (default: one per CPU).  Every test
+# has its own scratch directory, registry of volumes and ports, so they
+# do not meet; verdicts print as tests end.
+jobs=${DMCRYPT_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in ''|*[!0-9]*|0) echo "run-tests: DMCRYPT_TEST_JOBS must be a positive number" >&2; exit 2 ;; esac
+running=()
+reap ()  # waits for one test to end, prints the verdicts of those ended
+{
+  local n still=() ended=false
+  for n in "${running[@]}"; do [ -e "$logdir/$n.rc" ] && ended=true; done
+  $ended || wait -n 2>/dev/null
+  for n in "${running[@]}"; do
+    if [ -e "$logdir/$n.rc" ]; then verdict "$n"; else still+=("$n"); fi
+  done
+  running=("${still[@]}")
+}
+
 for t in "${tests[@]}"; do
   name=$(basename "$t")
   if [ -n "$filter" ] && [ "$filter" != unit ]; then
@@ -46,24 +96,11 @@ for t in "${tests[@]}"; do
       "$name" "$DMCRYPT_SANITIZER"
     continue
   fi
-  log="$logdir/$name.log"
-  start=$(date +%s)
-  if [ "${t##*.}" = sh ]; then
-    timeout 900 bash "$t" >"$log" 2>&1; rc=$?
-  else
-    timeout 600 "$t" >"$log" 2>&1; rc=$?
-  fi
-  secs=$(( $(date +%s) - start ))
-  case $rc in
-    0)  pass=$((pass+1)); printf 'PASS: %s (%ss)\n' "$name" "$secs" ;;
-    77) skipn=$((skipn+1))
-        printf 'SKIP: %s: %s\n' "$name" "$(grep -m1 '^SKIP:' "$log" | sed 's/^SKIP: //')" ;;
-    *)  failn=$((failn+1)); failed+=("$name")
-        printf 'FAIL: %s (exit %s, %ss)\n' "$name" "$rc" "$secs"
-        tail -n 25 "$log" | sed 's/^/    | /' ;;
-  esac
-  sed -n 's/^REPORT: /    /p' "$log"
+  while [ ${#running[@]} -ge "$jobs" ]; do reap; done
+  run_one "$t" &
+  running+=("$name")
 done
+while [ ${#running[@]} -gt 0 ]; do reap; done
 rm -rf "$logdir"
 if [ $skipn -gt 0 ]; then
   echo "$pass passed, $failn failed, $skipn skipped"
