@@ -11,7 +11,9 @@
 # others show (x8, x13, x23), cuts the longer extra ones to 4096 sectors
 # (2 MiB) on an image that ends where they do, and checks the parameters
 # path on the tables that bring a parameter not yet checked (a key file
-# and a key on the line, every option, offset, IV offset, sector size).
+# and a key on the line, every option, offset, IV offset, sector size);
+# the oracle reads and writes the last 2 MiB of the transcripts' 16 MiB
+# mappings, the plugin all of it.
 # The full run (DMCRYPT_TEST_FULL=1) checks every table as it is, and
 # each one's parameters too (through the filter or under a sanitizer,
 # every third table's and those that bring a new parameter).
@@ -43,11 +45,15 @@ table_to_params ()  # table_to_params TABLE KEYARG
 check_mapping ()  # check_mapping TITLE TABLE plugin-args...
 {
   local title=$1 table=$2 w size want head0 tail0 off_bytes end_bytes
+  local seek=0
   shift 2
   echo "$title"
   read -r -a w <<<"$table"
   want=$(( w[1] * 512 ))
   off_bytes=$(( w[7] * 512 )); end_bytes=$(( off_bytes + want ))
+  # The quick run has the oracle read and write the last 2 MiB of a
+  # longer mapping (the plugin writes and reads all of it).
+  if ! full_run && (( want > 2 << 20 )); then seek=$(( want - (2 << 20) )); fi
   expect_equal "oracle's size" "$want" \
     "$(oracle size p.img --table "$table")"
 
@@ -64,8 +70,10 @@ check_mapping ()  # check_mapping TITLE TABLE plugin-args...
   size=$(cat size.out)
   expect_equal "export size (bytes)" "$want" "$size"
   [ $rc -eq 0 ] || fail "plugin write"
-  oracle decrypt p.img a.out --table "$table" || fail "oracle decrypt"
-  expect_same "plugin wrote, oracle read" a.bin a.out
+  oracle decrypt p.img a.out --table "$table" --seek "$seek" \
+    || fail "oracle decrypt"
+  tail -c +$(( seek + 1 )) a.bin > a.want
+  expect_same "plugin wrote, oracle read from byte $seek" a.want a.out
   if [ "$off_bytes" -gt 0 ]; then
     expect_equal "sha256 of the $off_bytes bytes before the mapping" \
       "$head0" "$(head -c "$off_bytes" p.img | sha256sum)"
@@ -75,11 +83,13 @@ check_mapping ()  # check_mapping TITLE TABLE plugin-args...
       "$tail0" "$(tail -c +$(( end_bytes + 1 )) p.img | sha256sum)"
   fi
 
-  random_file b.bin "$size"
-  oracle encrypt b.bin p.img --table "$table" || fail "oracle encrypt"
+  random_file b.bin $(( size - seek ))
+  oracle encrypt b.bin p.img --table "$table" --seek "$seek" \
+    || fail "oracle encrypt"
+  { head -c "$seek" a.bin; cat b.bin; } > b.want
   serve_dmcrypt 'nbdcopy "$uri" b.out' file=p.img "$@" \
     || fail "plugin read"
-  expect_same "oracle wrote, plugin read" b.bin b.out
+  expect_same "oracle wrote from byte $seek, plugin read" b.want b.out
 }
 
 : > tables
