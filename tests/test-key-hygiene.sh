@@ -30,7 +30,10 @@ memory_checks=true
 # scan.py SECRETS (file FILE... | pid PID): prints each secret piece found
 # and exits 1 if any.  SECRETS lines: "text VALUE" or "hex DIGITS".  A key
 # is looked for in 8-byte pieces: raw, with each 32-bit word byte-swapped
-# (OpenSSL's C AES key schedule), and as hex digits in either case.
+# (OpenSSL's C AES key schedule), and as hex digits in either case.  All
+# the pieces are looked for in one pass (one regular expression of them
+# all): a core dump is hundreds of MiB, mostly zeros, and a pass per
+# piece took most of this test's time.
 cat > "$tmp/scan.py" <<'EOF'
 import mmap, re, sys
 
@@ -56,10 +59,15 @@ def needles(path):
     return out
 
 def scan(data, where, found):
-    for what, n in NEEDLES:
-        i = data.find(n)
-        if i != -1:
-            found.append("%s at %s+0x%x" % (what, where, i))
+    seen = set()
+    m = PATTERN.search(data)
+    while m:
+        n = m.group()
+        if n not in seen:
+            seen.add(n)
+            for what in NAMES[n]:
+                found.append("%s at %s+0x%x" % (what, where, m.start()))
+        m = PATTERN.search(data, m.start() + 1)   # overlapping ones too
 
 def scan_pid(pid, found):
     mem = open("/proc/%s/mem" % pid, "rb", 0)
@@ -78,7 +86,11 @@ def scan_pid(pid, found):
                 continue
             scan(chunk, "%s(%x)" % (name, at), found)
 
-NEEDLES = needles(sys.argv[1])
+NAMES = {}
+for what, n in needles(sys.argv[1]):
+    NAMES.setdefault(n, []).append(what)
+PATTERN = re.compile(b"|".join(
+    re.escape(n) for n in sorted(NAMES, key=len, reverse=True)))
 found = []
 if sys.argv[2] == "pid":
     scan_pid(sys.argv[3], found)
