@@ -119,19 +119,31 @@ run_setup (const struct setup *s, unsigned ss, bool null, uint64_t seed)
   backend_close (b);
 }
 
+/* A started engine of 512-byte sectors, two workers and CHUNK-byte
+ * chunks over B. */
+static struct engine *
+small_engine (struct sector_cipher *c, struct backend *b, uint64_t chunk)
+{
+  struct engine_config cfg = {
+    .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = 512,
+    .workers = 2, .max_write_size = chunk, .max_read_size = chunk,
+  };
+  struct engine *e;
+
+  REQUIRE (c, "cipher");
+  e = engine_new (&cfg, c, b);
+  REQUIRE (e && engine_start (e) == 0, "engine");
+  return e;
+}
+
 /* A failing sector fails exactly the requests touching it, with EIO. */
 static void
 test_errors (void)
 {
   struct backend *b = mem_open (DATA_OFFSET + SIZE);
   struct sector_cipher *c = test_cipher (512);
-  struct engine_config cfg = {
-    .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = 512,
-    .workers = 2, .max_write_size = 4096, .max_read_size = 4096,
-  };
-  struct engine *e = engine_new (&cfg, c, b);
+  struct engine *e = small_engine (c, b, 4096);
 
-  REQUIRE (e && engine_start (e) == 0, "engine");
   mem_of (b)->fail_sector = (DATA_OFFSET + 65536) / 512 + 3;
   memset (buf, 0xab, 65536);
   errno = 0;
@@ -160,15 +172,10 @@ test_null_borrows (void)
 {
   struct backend *b = mem_open (DATA_OFFSET + SIZE);
   struct sector_cipher *c = null_cipher (512);
-  struct engine_config cfg = {
-    .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = 512,
-    .workers = 2, .max_write_size = 8192, .max_read_size = 8192,
-  };
-  struct engine *e = engine_new (&cfg, c, b);
+  struct engine *e = small_engine (c, b, 8192);
   struct engine_stats st;
   unsigned i;
 
-  REQUIRE (c && e && engine_start (e) == 0, "engine");
   for (i = 0; i < 65536; i++)
     buf[i] = i * 13 + 5;
   REQUIRE (engine_write (e, buf, 65536, 4096, false) == 0, "write: %m");
