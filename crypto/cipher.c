@@ -347,6 +347,12 @@ sector_cipher_sector_size (const struct sector_cipher *c)
   return c->sector_bytes;
 }
 
+bool
+sector_cipher_is_identity (const struct sector_cipher *c)
+{
+  return c->xf == XF_IDENTITY;
+}
+
 /* The bulk transform of LEN bytes with IV, as one skcipher request. */
 static int
 transform (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,

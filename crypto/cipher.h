@@ -51,4 +51,7 @@ int sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
 
 unsigned sector_cipher_sector_size (const struct sector_cipher *c);
 
+/* true for cipher_null: encryption is a copy, and in place a no-op. */
+bool sector_cipher_is_identity (const struct sector_cipher *c);
+
 #endif /* DMCRYPT_CIPHER_H */

@@ -1,7 +1,9 @@
 /* What is done to one chunk: a read is fetched by the request's thread
  * (chunk_fetch) and decrypted in place in the caller's buffer; a write
  * is encrypted into a pool buffer (never the caller's, which nbdkit
- * owns) and handed to the write-out stage, which calls
+ * owns; with cipher_null, whose ciphertext is the plaintext, it is
+ * written from the caller's bytes instead) and handed to the write-out
+ * stage, which calls
  * chunk_dispatch_write.  Workers only crypt, as kcryptd does: a stalled
  * device never holds a worker, so reads beside a stalled write go on.
  * The last chunk of a request to finish wakes the request's thread. */
@@ -91,7 +93,8 @@ chunk_run (struct chunk *c, bool on_worker)
   if (encrypt_chunk (e, c) == -1) {
     int err = errno;
     writeout_cancel (e, c);
-    bufpool_put (&e->bufs, c->data);
+    if (!c->borrowed)
+      bufpool_put (&e->bufs, c->data);
     chunk_done (c, err);
     return;
   }
@@ -107,7 +110,8 @@ write_done (void *opaque, int err)
   struct chunk *c = opaque;
   struct engine *e = c->req->e;
 
-  bufpool_put (&e->bufs, c->data);
+  if (!c->borrowed)
+    bufpool_put (&e->bufs, c->data);
   chunk_done (c, err);
 }
 

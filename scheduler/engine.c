@@ -92,6 +92,7 @@ engine_new (const struct engine_config *cfg, struct sector_cipher *cipher,
     return NULL;
   }
   e->cipher = cipher;
+  e->identity = cipher && sector_cipher_is_identity (cipher);
   e->backend = backend;
   rangelock_init (&e->writes);
   e->wo.dispatch = chunk_dispatch_write;

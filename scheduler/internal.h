@@ -41,8 +41,11 @@ struct chunk
   uint64_t offset;              /* plaintext bytes, sector-aligned */
   uint32_t len;                 /* bytes, whole sectors */
   uint8_t *data;                /* read: where the plaintext goes;
-                                   write: the ciphertext (a pool buffer) */
+                                   write: the ciphertext (a pool buffer,
+                                   or the plaintext when BORROWED) */
   int err;                      /* errno for this chunk, 0 when done well */
+  bool borrowed;                /* write: DATA is the plaintext itself, no
+                                   pool buffer (identity cipher) */
   bool encrypting;              /* on the write-out stage's pending list */
   struct chunk *pend_prev, *pend_next;
 };
@@ -146,6 +149,7 @@ struct engine
   struct workers pool;
   struct writeout wo;
   uint8_t *zeros;               /* write_chunk bytes of zeros */
+  bool identity;                /* cipher_null: ciphertext is plaintext */
   bool started;
   atomic_uint debug;            /* enum engine_debug; set at any time */
   atomic_uint inflight;         /* requests inside the engine */

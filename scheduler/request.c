@@ -1,8 +1,9 @@
 /* The engine's requests: split into chunks
  * and worked in waves (see internal.h).  Reads are decrypted in place in
  * the caller's buffer after the backend returns them; writes are
- * encrypted into pool buffers, never the caller's, and acknowledged once
- * their ciphertext is down, as dm-crypt does. */
+ * encrypted into pool buffers, never the caller's (cipher_null's are
+ * written from them: borrow_plaintext), and acknowledged once their
+ * ciphertext is down, as dm-crypt does. */
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -116,18 +117,44 @@ fill_wave (struct engine *e, struct request *r, uint64_t *pos, uint64_t end,
                              memory_order_relaxed);
 }
 
+/* With the identity cipher the ciphertext of a chunk whose plaintext
+ * lies in one piece (the caller's bytes, or zeros) is that plaintext:
+ * the chunk is written from it, with no copy into a pool buffer (the
+ * copy a real cipher makes as its output).  The caller's bytes stay
+ * valid until the request returns, after its writes completed, and
+ * are nbdkit's memory already: they are not counted against the pool's
+ * in-flight cap.  Not a chunk holding a merged partial edge sector,
+ * which lives apart from the caller's bytes. */
+static bool
+borrow_plaintext (struct engine *e, struct request *r, struct chunk *c)
+{
+  uint64_t ss = e->cfg.sector_size;
+  uint64_t first = r->head ? r->start + ss : r->start;
+  uint64_t last = r->tail ? r->end - ss : r->end;
+
+  if (!e->identity || c->offset < first || c->offset + c->len > last)
+    return false;
+  c->data = r->src ? (uint8_t *) r->src + (c->offset - r->src_offset)
+    : e->zeros;
+  return true;
+}
+
 /* Gives each chunk of a write wave its ciphertext buffer and tells the
  * write-out stage they are coming. */
 static int
 admit_writes (struct engine *e, struct request *r)
 {
   void *bufs[WAVE_CHUNKS];
-  unsigned i;
+  unsigned i, j = 0, n = 0;
 
-  if (bufpool_get_many (&e->bufs, bufs, r->nchunks) == -1)
+  for (i = 0; i < r->nchunks; i++)
+    if (!(r->chunks[i].borrowed = borrow_plaintext (e, r, &r->chunks[i])))
+      n++;
+  if (n && bufpool_get_many (&e->bufs, bufs, n) == -1)
     return -1;
   for (i = 0; i < r->nchunks; i++)
-    r->chunks[i].data = bufs[i];
+    if (!r->chunks[i].borrowed)
+      r->chunks[i].data = bufs[j++];
   writeout_admit (e, r);
   return 0;
 }

@@ -1,8 +1,9 @@
 /* The engine against a model: random reads, writes, zeros and trims of
  * any alignment, under every write-out policy, dm-crypt flag, worker
- * count, chunk size and sector size; the backend's ciphertext is then
- * decrypted independently and compared with the model, and errors must
- * reach exactly the request that hit them. */
+ * count, chunk size and sector size, with XTS and with cipher_null
+ * (whose writes go out from the caller's bytes); the backend's
+ * ciphertext is then decrypted independently and compared with the
+ * model, and errors must reach exactly the request that hit them. */
 #include "engine-harness.h"
 
 #define DATA_OFFSET 8192        /* bytes of "header" before the data */
@@ -35,6 +36,17 @@ static const struct setup setups[] = {
 };
 
 static uint8_t model[SIZE], got[SIZE], buf[1 << 20];
+
+/* The identity cipher: chunks are written from the request's bytes. */
+static struct sector_cipher *
+null_cipher (unsigned sector_size)
+{
+  struct sector_cipher_params p = {
+    .spec = "cipher_null-ecb", .sector_size = sector_size,
+  };
+
+  return sector_cipher_new (&p);
+}
 
 static void
 random_request (struct engine *e, uint64_t *seed, unsigned ss)
@@ -69,10 +81,10 @@ random_request (struct engine *e, uint64_t *seed, unsigned ss)
 }
 
 static void
-run_setup (const struct setup *s, unsigned ss, uint64_t seed)
+run_setup (const struct setup *s, unsigned ss, bool null, uint64_t seed)
 {
   struct backend *b = mem_open (DATA_OFFSET + SIZE);
-  struct sector_cipher *c = test_cipher (ss);
+  struct sector_cipher *c = null ? null_cipher (ss) : test_cipher (ss);
   struct engine_config cfg = {
     .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = ss,
     .workers = s->workers, .scheduler = s->scheduler, .flags = s->flags,
@@ -97,7 +109,7 @@ run_setup (const struct setup *s, unsigned ss, uint64_t seed)
   REQUIRE (memcmp (got, model, SIZE) == 0, "%s: backend differs", s->name);
   REQUIRE (mem_of (b)->syncs >= 1, "flush reached the backend");
   engine_get_stats (e, &st);
-  printf ("%-40s ss %4u: %s\n", s->name, ss,
+  printf ("%-40s ss %4u%s: %s\n", s->name, ss, null ? " null" : "",
           engine_format_stats (&st, line, sizeof line));
   REQUIRE (st.reads + st.writes + st.zeros == OPS, "request count");
   if (s->flags & CT_NO_WRITE_WORKQUEUE)
@@ -107,19 +119,31 @@ run_setup (const struct setup *s, unsigned ss, uint64_t seed)
   backend_close (b);
 }
 
+/* A started engine of 512-byte sectors, two workers and CHUNK-byte
+ * chunks over B. */
+static struct engine *
+small_engine (struct sector_cipher *c, struct backend *b, uint64_t chunk)
+{
+  struct engine_config cfg = {
+    .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = 512,
+    .workers = 2, .max_write_size = chunk, .max_read_size = chunk,
+  };
+  struct engine *e;
+
+  REQUIRE (c, "cipher");
+  e = engine_new (&cfg, c, b);
+  REQUIRE (e && engine_start (e) == 0, "engine");
+  return e;
+}
+
 /* A failing sector fails exactly the requests touching it, with EIO. */
 static void
 test_errors (void)
 {
   struct backend *b = mem_open (DATA_OFFSET + SIZE);
   struct sector_cipher *c = test_cipher (512);
-  struct engine_config cfg = {
-    .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = 512,
-    .workers = 2, .max_write_size = 4096, .max_read_size = 4096,
-  };
-  struct engine *e = engine_new (&cfg, c, b);
+  struct engine *e = small_engine (c, b, 4096);
 
-  REQUIRE (e && engine_start (e) == 0, "engine");
   mem_of (b)->fail_sector = (DATA_OFFSET + 65536) / 512 + 3;
   memset (buf, 0xab, 65536);
   errno = 0;
@@ -139,6 +163,46 @@ test_errors (void)
   backend_close (b);
 }
 
+/* With cipher_null, whole-sector writes and zeros take no pool buffer
+ * (they go out from the caller's bytes, or the engine's zeros); only
+ * a chunk holding a merged partial sector does.  A failing sector
+ * still fails exactly the write over it. */
+static void
+test_null_borrows (void)
+{
+  struct backend *b = mem_open (DATA_OFFSET + SIZE);
+  struct sector_cipher *c = null_cipher (512);
+  struct engine *e = small_engine (c, b, 8192);
+  struct engine_stats st;
+  unsigned i;
+
+  for (i = 0; i < 65536; i++)
+    buf[i] = i * 13 + 5;
+  REQUIRE (engine_write (e, buf, 65536, 4096, false) == 0, "write: %m");
+  REQUIRE (engine_zero (e, 16384, 131072, false) == 0, "zero: %m");
+  engine_get_stats (e, &st);
+  REQUIRE (st.buffers_max == 0, "whole sectors took %u buffers",
+           st.buffers_max);
+  REQUIRE (engine_read (e, got, 65536, 4096) == 0
+           && memcmp (got, buf, 65536) == 0, "written bytes read back");
+  memset (buf, 0x5a, 20000);
+  REQUIRE (engine_write (e, buf, 20000, 1000, false) == 0, "write: %m");
+  engine_get_stats (e, &st);
+  REQUIRE (st.buffers_max >= 1 && st.buffers_max <= 2,
+           "only the edge chunks took buffers (%u)", st.buffers_max);
+  REQUIRE (engine_read (e, got, 20000, 1000) == 0
+           && memcmp (got, buf, 20000) == 0, "unaligned write read back");
+  mem_of (b)->fail_sector = (DATA_OFFSET + 262144) / 512 + 20;
+  errno = 0;
+  REQUIRE (engine_write (e, buf, 32768, 262144, false) == -1
+           && errno == EIO, "write over the bad sector fails (%m)");
+  REQUIRE (engine_write (e, buf, 8192, 262144 - 8192, false) == 0,
+           "write beside it");
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
 int
 main (void)
 {
@@ -146,9 +210,11 @@ main (void)
   size_t i, j;
 
   for (i = 0; i < sizeof setups / sizeof setups[0]; i++)
-    for (j = 0; j < 2; j++)
-      run_setup (&setups[i], sector_sizes[j], 0x9e3779b97f4a7c15ULL + i);
+    for (j = 0; j < 4; j++)
+      run_setup (&setups[i], sector_sizes[j % 2], j >= 2,
+                 0x9e3779b97f4a7c15ULL + i);
   test_errors ();
+  test_null_borrows ();
   printf ("ok\n");
   return 0;
 }
