@@ -2,7 +2,8 @@
 # tools/bench-cpu.sh (make bench-cpu) at a tiny size: it must refuse bad
 # options, measure every image, cipher and direction of its quick set,
 # and print each ratio as the arithmetic of the figures beside it:
-# (dmcrypt - file) / openssl.  No figure is judged for speed.
+# (dmcrypt - file) / openssl, and the cipher_null write path's rows
+# (dmcrypt / file).  No figure is judged for speed.
 # front-end: none
 # sanitizer: none
 source "$(dirname "$0")/functions.sh"
@@ -61,4 +62,25 @@ grep -q 'ms/GiB' "$tmp/stdout" || fail "the table gives no units"
 x256=$(grep '^luks1,' "$csv" | head -n 1 | cut -d, -f8)
 c256=$(grep '^plain,aes-cbc-essiv:sha256,256,' "$csv" | head -n 1 | cut -d, -f8)
 expect_equal "aes-256 price for xts-512 and cbc-256" "$x256" "$c256"
+
+# The write path without a cipher: both settings, both directions,
+# over = dmcrypt / file.
+wcsv="$tmp/out/writepath.csv"
+expect_equal "write path CSV header" \
+  "table,direction,file_ms_per_gib,ms_per_gib,over_file" "$(head -n 1 "$wcsv")"
+expect_equal "write path rows" 4 $(( $(wc -l < "$wcsv") - 1 ))
+for label in default no-write-workqueue=1; do
+  for dir in write read; do
+    line=$(grep "^$label,$dir," "$wcsv") || fail "no write path row $label $dir"
+    IFS=, read -r _ _ file_ms dm_ms over <<< "$line"
+    for v in "$file_ms" "$dm_ms"; do
+      [[ $v =~ $number ]] || fail "$label $dir: '$v' is not a number"
+    done
+    want=$(awk -v f="$file_ms" -v d="$dm_ms" \
+             'BEGIN { if (f > 0) printf "%.2f", d / f; else print "-" }')
+    expect_equal "$label $dir over" "$want" "$over"
+    grep -Eq "^$label +$dir +$file_ms +$dm_ms +$over\$" "$tmp/stdout" \
+      || fail "$label $dir: the printed row differs from the CSV"
+  done
+done
 exit 0

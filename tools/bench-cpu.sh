@@ -14,7 +14,10 @@
 #
 # Prints one row per image, cipher and direction, and writes DIR/cpu.csv:
 # image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,
-# openssl_ms_per_gib,ratio (medians of --repeats runs).
+# openssl_ms_per_gib,ratio (medians of --repeats runs).  Then the write
+# path alone: cipher_null with and without the write-out stage against
+# the file plugin, DIR/writepath.csv: table,direction,file_ms_per_gib,
+# ms_per_gib,over_file (dmcrypt / file).
 set -u
 set -o pipefail
 export LC_ALL=C
@@ -30,7 +33,8 @@ usage: tools/bench-cpu.sh [options]
   --size SIZE     bytes of every export, copied each way (default 1G)
   --repeats N     runs of every measurement; the median is reported
                   (default 3)
-  --out DIR       where cpu.csv goes (default: bench-results)
+  --out DIR       where cpu.csv and writepath.csv go (default:
+                  bench-results)
   --workdir DIR   where the images go (default: /dev/shm, a tmpfs)
   --plugin FILE   the dmcrypt plugin to measure (default: this tree's),
                   e.g. an older build to compare with
@@ -157,6 +161,13 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
     file) set -- "${nbdkit[@]}" file "$work/raw.img" ;;
     luks*) set -- "${nbdkit[@]}" "$plugin" file="$work/$1.img" \
              passphrase=+"$pwfile" ;;
+    null*)
+      # cipher_null: the engine and its write path, with no cipher.
+      echo "0 $(( size / 512 )) crypt cipher_null-ecb - 0 /dev/null 0" \
+        > "$work/table"
+      set -- "${nbdkit[@]}" "$plugin" file="$work/raw.img" \
+        table=+"$work/table"
+      [ "$1" = null-nowq ] && set -- "$@" no-write-workqueue=1 ;;
     plain)
       key=$(openssl rand -hex $(( $3 / 8 )))
       echo "0 $(( size / 512 )) crypt $2 $key 0 /dev/null 0 1" \
@@ -231,6 +242,30 @@ for c in "${cases[@]}"; do
       >> "$csv"
   done
 done
+
 echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
      "over the unencrypted file plugin, in units of openssl speed's" \
      "aes-{128,256}-xts (4 KiB buffers, one core) of the same AES key size"
+
+# The write path without a cipher: cipher_null through the sorted
+# write-out stage (the default) and without it (no-write-workqueue=1),
+# against the file plugin.  over = dmcrypt / file.
+wcsv=$out/writepath.csv
+echo "table,direction,file_ms_per_gib,ms_per_gib,over_file" > "$wcsv"
+echo
+printf '%-26s %-5s %9s %9s %6s\n' "cipher_null table" dir "file" dmcrypt over
+printf '%-26s %-5s %9s %9s %6s\n' "" "" ms/GiB ms/GiB "x"
+for c in "null default" "null-nowq no-write-workqueue=1"; do
+  read -r img label <<< "$c"
+  for dir in write read; do
+    read -r file_ms dm_ms <<< "$(measure_pair "$dir" "$img")"
+    over=$(awk -v f="$file_ms" -v d="$dm_ms" \
+           'BEGIN { if (f > 0) printf "%.2f", d / f; else print "-" }')
+    printf '%-26s %-5s %9s %9s %6s\n' "$label" "$dir" "$file_ms" "$dm_ms" \
+      "$over"
+    echo "$label,$dir,$file_ms,$dm_ms,$over" >> "$wcsv"
+  done
+done
+echo
+echo "over = dmcrypt / file: the engine's and the write path's own CPU per" \
+     "GiB, with the identity cipher, over the unencrypted file plugin's"

@@ -683,11 +683,11 @@ minimum block size when larger (4096 for dmcrypt on LUKS2).
 EOF
 
 # The server's CPU per GiB against openssl's XTS price: its own script,
-# its own table (appended) and $out/cpu.csv.
+# its own tables (appended), $out/cpu.csv and $out/writepath.csv.
 if has "$tests" server-cpu && has "$systems" dmcrypt; then
   cpu_quick=(); [ $quick = 1 ] && cpu_quick=(--quick)
   echo "bench: server CPU per GiB (tools/bench-cpu.sh)"
-  { echo; echo "Server CPU per GiB (tools/bench-cpu.sh, cpu.csv)"
+  { echo; echo "Server CPU per GiB (tools/bench-cpu.sh, cpu.csv, writepath.csv)"
     "$topdir/tools/bench-cpu.sh" "${cpu_quick[@]}" --size "$size" \
       --repeats "$repeats" --out "$out" --workdir "$workbase" \
       --plugin "$plugin" 2>&1 | grep -v '^bench-cpu: openssl'
