@@ -15,7 +15,10 @@
 #   dmcryptctl, dmcrypt-trace   the built tools (make install puts them
 #                  into $BINDIR; the benchmarks' seeker stays in tools/);
 #   nbdsh          Debian's, run by $PY: the python3 first on PATH may
-#                  be another, without the nbd module.
+#                  be another, without the nbd module;
+#   cryptsetup     in the quick run (not with full_run) tests/doc-cryptsetup:
+#                  new keyslots get a cheap KDF unless the command names
+#                  its cost, as the documents are not about the KDF.
 # XDG_RUNTIME_DIR and TMPDIR point into the scratch directory, so that
 # control sockets and temporary files stay there.
 
@@ -55,6 +58,14 @@ doc_setup ()
   chmod +x "$tmp/bin/nbdsh"
   export DMCRYPT_DOC_REAL_NBDKIT=$real DMCRYPT_DOC_PLUGIN=$plugin
   export DMCRYPT_DOC_FILTER=$topdir/filter/nbdkit-dmcrypt-filter.so
+  if full_run; then
+    doc_variant="full run: cryptsetup's own KDF defaults"
+  else
+    ln -s "$srcdir/doc-cryptsetup" "$tmp/bin/cryptsetup"
+    export DMCRYPT_DOC_REAL_CRYPTSETUP=$(command -v cryptsetup)
+    doc_variant="quick run: new keyslots with a cheap KDF;"
+    doc_variant+=" DMCRYPT_TEST_FULL=1 for cryptsetup's defaults"
+  fi
 }
 
 # Prints the blocks of DOC that MODE runs, as "NNN LINE" lines, and a

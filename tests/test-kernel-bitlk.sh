@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # BitLocker against the real kernel (tests/kernel/kernel.sh,
 # docs/kernel-tests.md): copies of images of cryptsetup's test set
-# (AES-XTS with 4096-byte sectors and BitLocker To Go with AES-CBC;
+# (the quick run: AES-XTS with 4096-byte sectors; the full run,
+# DMCRYPT_TEST_FULL=1, also BitLocker To Go with AES-CBC;
 # BITLK_KERNEL_CASES="IMAGE..." names others, e.g. also
 # bitlk-aes-cbc-elephant-128) are written all over through dmcrypt;
 # in one boot, "cryptsetup open --type bitlk" maps each, and
@@ -28,8 +29,15 @@ tarball=$topdir/tests/data/testdata/cryptsetup/bitlk-images.tar.xz
 [ -f "$tarball" ] || fail "$tarball is missing"
 kernel_setup
 
-read -r -a cases \
-  <<<"${BITLK_KERNEL_CASES:-bitlk-aes-xts-128-4k bitlk-togo-aes-cbc-128}"
+if full_run; then
+  default_cases="bitlk-aes-xts-128-4k bitlk-togo-aes-cbc-128"
+  echo "full run: $default_cases"
+else
+  default_cases="bitlk-aes-xts-128-4k"
+  echo "quick run: $default_cases; DMCRYPT_TEST_FULL=1 for" \
+       "bitlk-togo-aes-cbc-128 too"
+fi
+read -r -a cases <<<"${BITLK_KERNEL_CASES:-$default_cases}"
 members=()
 for c in "${cases[@]}"; do members+=("bitlk-images/$c.img"); done
 tar -xJSf "$tarball" --no-same-owner "${members[@]}" \

@@ -14,6 +14,12 @@
 #      field and major/minor aside).
 # Each case prints PASS or FAIL with its name.
 #
+# The quick run has one case of each kind: every LUKS layout, every IV
+# generator and chain mode (with xts or with cbc), ecb, capi:, Camellia,
+# 4096-byte sectors, offsets (20 cases); the full run
+# (DMCRYPT_TEST_FULL=1) has each IV generator with both xts and cbc,
+# LUKS1 with cbc-essiv, elephant and eboiv with 512-byte sectors too
+# (29 cases).
 # KERNEL_CASES="NAME..." runs those cases only.  MUTATE=iv serves the
 # plain tables on the host with an iv_offset one encryption sector off,
 # MUTATE=offset with the data one encryption sector further in, and
@@ -87,11 +93,25 @@ all_cases=(
   "capi-xts plain capi:xts(aes)-plain64 $key64 0 0 2048"
   "camellia-cbc-essiv plain camellia-cbc-essiv:sha256 $key32 0 0 2048"
 )
+quick_cases="luks1 luks2-512 luks2-4096 luks2-detached xts-plain64 cbc-plain
+  xts-plain64be cbc-essiv xts-benbi cbc-null xts-eboiv cbc-eboiv-4096 ecb
+  cbc-elephant-4096 capi-xts camellia-cbc-essiv xts-256-offsets
+  xts-4096-large xts-4096 cbc-essiv-4096"
+want_cases=${KERNEL_CASES:-}
+if [ -z "$want_cases" ]; then
+  if full_run; then
+    echo "full run: all ${#all_cases[@]} cases"
+  else
+    want_cases=$(echo $quick_cases)
+    echo "quick run: one case of each kind; DMCRYPT_TEST_FULL=1 for all" \
+         "${#all_cases[@]}"
+  fi
+fi
 cases=()
 for c in "${all_cases[@]}"; do
   name=${c%% *}
-  if [ -n "${KERNEL_CASES:-}" ]; then
-    case " $KERNEL_CASES " in *" $name "*) ;; *) continue ;; esac
+  if [ -n "$want_cases" ]; then
+    case " $want_cases " in *" $name "*) ;; *) continue ;; esac
   fi
   cases+=("$c")
 done

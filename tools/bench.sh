@@ -39,6 +39,7 @@ all_tests="$io_tests ciphers crypto server-cpu"
 cipher_list="aes-xts-plain64/256 aes-xts-plain64/512"
 cipher_list+=" aes-cbc-essiv:sha256/128 aes-cbc-essiv:sha256/256"
 cipher_list+=" aes-xts-plain/256 aes-xts-plain/512"
+all_ciphers=$cipher_list
 header_bytes=$((16 << 20))      # room for any LUKS header before the data
 
 usage ()
@@ -53,6 +54,8 @@ usage: tools/bench.sh [options]
                     (default 2)
   --systems LIST    comma-separated, from: ${all_systems// /,}
   --tests LIST      comma-separated, from: ${all_tests// /,}
+  --ciphers LIST    the ciphers test's images, comma-separated, from:
+                    ${all_ciphers// /,}
   --out DIR         where results go (default: bench-results)
   --workdir DIR     where the images go (default: /dev/shm, a tmpfs)
   --quick           --size 64M --repeats 1 --time 0.5, one openssl cipher
@@ -76,6 +79,7 @@ while [ $# -gt 0 ]; do
     --time) seconds=${2:?}; shift ;;
     --systems) systems=${2:?}; systems=${systems//,/ }; shift ;;
     --tests) tests=${2:?}; tests=${tests//,/ }; shift ;;
+    --ciphers) cipher_list=${2:?}; cipher_list=${cipher_list//,/ }; shift ;;
     --out) out=${2:?}; shift ;;
     --workdir) workbase=${2:?}; shift ;;
     --quick) quick=1 ;;
@@ -106,6 +110,9 @@ for s in $systems; do
 done
 for t in $tests; do
   [[ " $all_tests " == *" $t "* ]] || die "unknown test $t"
+done
+for c in $cipher_list; do
+  [[ " $all_ciphers " == *" $c "* ]] || die "unknown cipher $c"
 done
 has () { [[ " $1 " == *" $2 "* ]]; }   # has LIST WORD
 

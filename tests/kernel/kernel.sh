@@ -22,8 +22,10 @@
 #                                  socket SOCK
 #
 # The array kernel_qemu_args adds QEMU arguments to the next boots (a
-# network, say).
+# network, say); kernel_drive_opts options to each -drive (",file.locking=off"
+# for images a server on the host holds locked while the guest boots).
 kernel_qemu_args=()
+kernel_drive_opts=
 
 kernel_dir="$srcdir/kernel"
 
@@ -329,7 +331,7 @@ kernel_boot ()  # kernel_boot DIR SCRIPT [DRIVE...]
     if (( i % 31 == 0 )); then
       kqemu+=(-device "pci-bridge,id=kbr$((i / 31)),chassis_nr=$((i / 31 + 1))")
     fi
-    kqemu+=(-drive "file=$img,format=raw,if=none,id=kd$i,cache=writeback"
+    kqemu+=(-drive "file=$img,format=raw,if=none,id=kd$i,cache=writeback$kernel_drive_opts"
             -device "virtio-blk-pci,drive=kd$i,bus=kbr$((i / 31)),addr=$(printf 0x%x $((i % 31 + 1)))")
     i=$((i + 1))
   done

@@ -18,6 +18,8 @@ randread_models="ssd hdd"
 randread_systems="raw aes-cbc-essiv aes-xts same-cpu-crypt"
 randread_systems+=" submit-from-crypt-cpus no-read-workqueue"
 randread_systems+=" no-write-workqueue caller-crypt=0"
+# LAB_RANDREAD_SYSTEMS="raw aes-xts ..." measures those only.
+randread_systems=${LAB_RANDREAD_SYSTEMS:-$randread_systems}
 
 experiment ()
 {
