@@ -72,7 +72,15 @@ reap ()  # waits for one test to end, prints the verdicts of those ended
 {
   local n still=() ended=false
   for n in "${running[@]}"; do [ -e "$logdir/$n.rc" ] && ended=true; done
-  $ended || wait -n 2>/dev/null
+  if ! $ended; then
+    wait -n 2>/dev/null
+    # No child left, yet a test has no verdict: its runner was killed.
+    if [ $? -eq 127 ]; then
+      for n in "${running[@]}"; do
+        [ -e "$logdir/$n.rc" ] || echo "137 0" > "$logdir/$n.rc"
+      done
+    fi
+  fi
   for n in "${running[@]}"; do
     if [ -e "$logdir/$n.rc" ]; then verdict "$n"; else still+=("$n"); fi
   done
