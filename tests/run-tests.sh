@@ -63,8 +63,8 @@ verdict ()
 }
 
 # DMCRYPT_TEST_JOBS tests at a time (default: one per CPU).  Every test
-# has its own scratch directory, registry of volumes and ports, so they
-# do not meet; verdicts print as tests end.
+# has its own scratch directory (its sockets there) and registry of
+# volumes, so they do not meet; verdicts print as tests end.
 jobs=${DMCRYPT_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 case $jobs in ''|*[!0-9]*|0) echo "run-tests: DMCRYPT_TEST_JOBS must be a positive number" >&2; exit 2 ;; esac
 running=()
