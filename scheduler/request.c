@@ -17,6 +17,10 @@
 
 #define SECTOR_SHIFT 9           /* 512-byte sectors */
 
+/* Chunks of a request its own thread crypts, however idle the workers
+ * are: beyond them the rest is shared out. */
+#define INLINE_CHUNKS 2
+
 void
 trace_queue (struct engine *e, const char *rwbs, uint64_t offset,
              uint64_t len)
@@ -43,7 +47,9 @@ read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset)
 /* Crypts R's chunks: inline, on one worker, on the workers alone, or
  * (default) inline when the engine is busy, else the first inline while
  * idle workers take the others, the caller helping until none is left
- * unclaimed.  Then waits. */
+ * unclaimed.  Then waits.  The identity cipher has nothing to spread
+ * over CPUs: a hand-off would only move the bytes to another CPU's
+ * cache and add two context switches per chunk. */
 static int
 run_wave (struct engine *e, struct request *r, bool inline_only)
 {
@@ -59,7 +65,7 @@ run_wave (struct engine *e, struct request *r, bool inline_only)
   if (!r->write)
     for (i = 0; i < r->nchunks; i++)
       chunk_fetch (e, &r->chunks[i]);
-  if (inline_only || e->pool.n == 0) {
+  if (inline_only || e->pool.n == 0 || e->identity) {
     for (i = 0; i < r->nchunks; i++)
       chunk_run (&r->chunks[i], false);
   }
@@ -69,12 +75,14 @@ run_wave (struct engine *e, struct request *r, bool inline_only)
   }
   else if (e->cfg.offload_all)
     workers_submit (&e->pool, r, -1);
-  else if (r->nchunks == 1 ||
+  else if (r->nchunks <= INLINE_CHUNKS ||
            atomic_load_explicit (&e->inflight, memory_order_relaxed)
            >= e->nworkers) {
-    /* One chunk is this thread's anyway.  And with as many requests as
-     * workers inside already, their threads keep the CPUs busy, and a
-     * hand-off would only add two context switches per chunk. */
+    /* A hand-off costs about what crypting a chunk does (two context
+     * switches, and the bytes pulled into another CPU's cache and
+     * back), so a request of two chunks is done no sooner on two CPUs.
+     * And with as many requests as workers inside already, their
+     * threads keep the CPUs busy. */
     for (i = 0; i < r->nchunks; i++)
       chunk_run (&r->chunks[i], false);
   }
