@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/bench-cpu.sh (make bench-cpu) at a tiny size: it must refuse bad
 # options, measure every image, cipher and direction of its quick set,
-# and print each ratio as the arithmetic of the figures beside it:
+# and print each ratio as the arithmetic of the figures beside it
+# (the file plugin's figure pooled over all its runs in a direction):
 # (dmcrypt - file) / openssl, and the cipher_null write path's rows
 # (dmcrypt / file).  No figure is judged for speed.
 # front-end: none
@@ -21,8 +22,19 @@ bench="$topdir/tools/bench-cpu.sh"
 "$bench" --plugin "$tmp/missing.so" --out "$tmp/bad" >/dev/null 2>&1 \
   && fail "a missing plugin was accepted"
 
-timeout 300 "$bench" --quick --size 4M --out "$tmp/out" --workdir "$tmp" \
-  > "$tmp/stdout" 2>&1
+# An nbdkit on PATH that logs each server's arguments, so that the test
+# sees what every row measured.
+real_nbdkit=$(command -v nbdkit)
+mkdir -p "$tmp/bin"
+cat > "$tmp/bin/nbdkit" <<EOF
+#!/bin/sh
+echo "\$*" >> "$tmp/servers.log"
+exec "$real_nbdkit" "\$@"
+EOF
+chmod +x "$tmp/bin/nbdkit"
+
+PATH=$tmp/bin:$PATH timeout 300 "$bench" --quick --size 4M --out "$tmp/out" \
+  --workdir "$tmp" > "$tmp/stdout" 2>&1
 rc=$?
 cat "$tmp/stdout"
 [ $rc -eq 0 ] || fail "bench-cpu.sh exited with $rc"
@@ -58,10 +70,31 @@ for e in "${expected[@]}"; do
   done
 done
 grep -q 'ms/GiB' "$tmp/stdout" || fail "the table gives no units"
+# The file plugin's figure is one per direction, the median of its runs
+# beside every case: 6 ciphers and 2 cipher_null tables, one repeat.
+for dir in write read; do
+  expect_equal "file figures for $dir rows" 1 \
+    "$(awk -F, -v d="$dir" 'NR > 1 && $5 == d { print $6 }' "$csv" | sort -u | wc -l)"
+done
+grep -q 'file: the median of all 8 runs of the file plugin' "$tmp/stdout" \
+  || fail "the table does not say how many file plugin runs it pooled"
+expect_equal "progress lines" 16 \
+  "$(grep -c '^bench-cpu: \[[0-9]*/16\] .* ms/GiB$' "$tmp/stdout")"
 # XTS's price is that of its AES key: half the XTS key.
 x256=$(grep '^luks1,' "$csv" | head -n 1 | cut -d, -f8)
 c256=$(grep '^plain,aes-cbc-essiv:sha256,256,' "$csv" | head -n 1 | cut -d, -f8)
 expect_equal "aes-256 price for xts-512 and cbc-256" "$x256" "$c256"
+
+# Every dmcrypt row ran once per direction (one repeat), the file
+# plugin once before each, and the two cipher_null rows with their own
+# settings.
+servers=$tmp/servers.log
+expect_equal "file plugin servers" 16 "$(grep -c ' file /' "$servers")"
+null_table='file=[^ ]*/raw.img table=+[^ ]*/null-table'
+expect_equal "cipher_null servers, default stage" 2 \
+  "$(grep -c "$null_table\$" "$servers")"
+expect_equal "cipher_null servers, no-write-workqueue=1" 2 \
+  "$(grep -c "$null_table no-write-workqueue=1\$" "$servers")"
 
 # The write path without a cipher: both settings, both directions,
 # over = dmcrypt / file.

@@ -14,10 +14,12 @@
 #
 # Prints one row per image, cipher and direction, and writes DIR/cpu.csv:
 # image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,
-# openssl_ms_per_gib,ratio (medians of --repeats runs).  Then the write
-# path alone: cipher_null with and without the write-out stage against
-# the file plugin, DIR/writepath.csv: table,direction,file_ms_per_gib,
-# ms_per_gib,over_file (dmcrypt / file).
+# openssl_ms_per_gib,ratio (dmcrypt: the median of --repeats runs; file:
+# the median of all the file plugin's runs in that direction, one before
+# each run of dmcrypt).  Then the write path alone: cipher_null with and
+# without the write-out stage against the file plugin,
+# DIR/writepath.csv: table,direction,file_ms_per_gib,ms_per_gib,
+# over_file (dmcrypt / file).  Progress goes to standard error.
 set -u
 set -o pipefail
 export LC_ALL=C
@@ -145,7 +147,7 @@ for bits in 128 256; do
   openssl_ms[$bits]=$(awk -v k="$kbps" \
                         'BEGIN { printf "%.1f", 1073741824 / (k * 1000) * 1000 }')
   echo "bench-cpu: openssl aes-$bits-xts: $kbps kB/s," \
-       "${openssl_ms[$bits]} ms/GiB"
+       "${openssl_ms[$bits]} ms/GiB" >&2
 done
 
 clk_tck=$(getconf CLK_TCK)
@@ -164,10 +166,11 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
     null*)
       # cipher_null: the engine and its write path, with no cipher.
       echo "0 $(( size / 512 )) crypt cipher_null-ecb - 0 /dev/null 0" \
-        > "$work/table"
+        > "$work/null-table"
+      local flags=()
+      [ "$1" = null-nowq ] && flags=(no-write-workqueue=1)
       set -- "${nbdkit[@]}" "$plugin" file="$work/raw.img" \
-        table=+"$work/table"
-      [ "$1" = null-nowq ] && set -- "$@" no-write-workqueue=1 ;;
+        table=+"$work/null-table" "${flags[@]}" ;;
     plain)
       key=$(openssl rand -hex $(( $3 / 8 )))
       echo "0 $(( size / 512 )) crypt $2 $key 0 /dev/null 0 1" \
@@ -206,18 +209,60 @@ measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR
 
 median () { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# The median of REPEATS measurements, the file plugin's and the case's
-# interleaved so that drift hits both alike.
-measure_pair ()  # measure_pair DIRECTION IMAGE CIPHER BITS SECTOR
+# Every run of the file plugin, one "DIRECTION MS" line each: its
+# figure is the median of all of them in a direction, not of the few
+# beside one case, whose spread on a busy 2-core machine is as large as
+# the cipher's whole price.
+file_runs=$work/file-runs
+: > "$file_runs"
+
+# REPEATS runs of the case, each just after a run of the file plugin in
+# the same direction, so that drift hits both alike; prints the case's
+# median.
+measure_case ()  # measure_case DIRECTION IMAGE [CIPHER BITS SECTOR]
 {
-  local r f=() d=()
+  local r d=() f
   for (( r = 0; r < repeats; r++ )); do
-    f+=("$(measure "$1" file)")
-    d+=("$(measure "$@")")
+    f=$(measure "$1" file) || exit 1
+    echo "$1 $f" >> "$file_runs"
+    d+=("$(measure "$@")") || exit 1
   done
-  echo "$(printf '%s\n' "${f[@]}" | median)" \
-       "$(printf '%s\n' "${d[@]}" | median)"
+  printf '%s\n' "${d[@]}" | median
 }
+
+file_median () { awk -v d="$1" '$1 == d { print $2 }' "$file_runs" | median; }
+
+# ---- Measuring: every case, with progress; the tables come after ----
+
+declare -A case_ms
+done_n=0 total_n=$(( (${#cases[@]} + 2) * 2 ))
+progress ()  # progress WHAT MS
+{
+  done_n=$(( done_n + 1 ))
+  echo "bench-cpu: [$done_n/$total_n] $1: $2 ms/GiB" >&2
+}
+for c in "${cases[@]}"; do
+  read -r img cipher bits sector <<< "$c"
+  for dir in write read; do
+    case_ms[$c $dir]=$(measure_case "$dir" "$img" "$cipher" "$bits" \
+                         "$sector") || exit 1
+    progress "$c $dir" "${case_ms[$c $dir]}"
+  done
+done
+# The write path without a cipher: cipher_null through the sorted
+# write-out stage (the default) and without it (no-write-workqueue=1).
+null_cases=("null default" "null-nowq no-write-workqueue=1")
+for c in "${null_cases[@]}"; do
+  for dir in write read; do
+    case_ms[$c $dir]=$(measure_case "$dir" "${c%% *}") || exit 1
+    progress "cipher_null ${c#* } $dir" "${case_ms[$c $dir]}"
+  done
+done
+declare -A file_ms
+for dir in write read; do
+  file_ms[$dir]=$(file_median "$dir")
+done
+file_n=$(awk '$1 == "write"' "$file_runs" | wc -l)
 
 csv=$out/cpu.csv
 echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio" > "$csv"
@@ -232,38 +277,36 @@ for c in "${cases[@]}"; do
   [[ $cipher == *-xts-* ]] && aes_bits=$(( bits / 2 ))
   ossl=${openssl_ms[$aes_bits]}
   for dir in write read; do
-    read -r file_ms dm_ms <<< "$(measure_pair "$dir" "$img" "$cipher" \
-                                   "$bits" "$sector")"
-    ratio=$(awk -v f="$file_ms" -v d="$dm_ms" -v o="$ossl" \
+    f=${file_ms[$dir]} d=${case_ms[$c $dir]}
+    ratio=$(awk -v f="$f" -v d="$d" -v o="$ossl" \
               'BEGIN { printf "%.2f", (d - f) / o }')
     printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' "$img" "$cipher" \
-      "$bits" "$sector" "$dir" "$file_ms" "$dm_ms" "$ossl" "$ratio"
-    echo "$img,$cipher,$bits,$sector,$dir,$file_ms,$dm_ms,$ossl,$ratio" \
-      >> "$csv"
+      "$bits" "$sector" "$dir" "$f" "$d" "$ossl" "$ratio"
+    echo "$img,$cipher,$bits,$sector,$dir,$f,$d,$ossl,$ratio" >> "$csv"
   done
 done
 
 echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
      "over the unencrypted file plugin, in units of openssl speed's" \
-     "aes-{128,256}-xts (4 KiB buffers, one core) of the same AES key size"
+     "aes-{128,256}-xts (4 KiB buffers, one core) of the same AES key size;" \
+     "dmcrypt: the median of $repeats run(s) of the case; file: the median" \
+     "of all $file_n runs of the file plugin in that direction, one before" \
+     "each run of dmcrypt"
 
-# The write path without a cipher: cipher_null through the sorted
-# write-out stage (the default) and without it (no-write-workqueue=1),
-# against the file plugin.  over = dmcrypt / file.
+# over = dmcrypt / file: the engine's and the write path's own cost.
 wcsv=$out/writepath.csv
 echo "table,direction,file_ms_per_gib,ms_per_gib,over_file" > "$wcsv"
 echo
 printf '%-26s %-5s %9s %9s %6s\n' "cipher_null table" dir "file" dmcrypt over
 printf '%-26s %-5s %9s %9s %6s\n' "" "" ms/GiB ms/GiB "x"
-for c in "null default" "null-nowq no-write-workqueue=1"; do
-  read -r img label <<< "$c"
+for c in "${null_cases[@]}"; do
+  label=${c#* }
   for dir in write read; do
-    read -r file_ms dm_ms <<< "$(measure_pair "$dir" "$img")"
-    over=$(awk -v f="$file_ms" -v d="$dm_ms" \
+    f=${file_ms[$dir]} d=${case_ms[$c $dir]}
+    over=$(awk -v f="$f" -v d="$d" \
            'BEGIN { if (f > 0) printf "%.2f", d / f; else print "-" }')
-    printf '%-26s %-5s %9s %9s %6s\n' "$label" "$dir" "$file_ms" "$dm_ms" \
-      "$over"
-    echo "$label,$dir,$file_ms,$dm_ms,$over" >> "$wcsv"
+    printf '%-26s %-5s %9s %9s %6s\n' "$label" "$dir" "$f" "$d" "$over"
+    echo "$label,$dir,$f,$d,$over" >> "$wcsv"
   done
 done
 echo
