@@ -45,11 +45,10 @@ read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset)
 }
 
 /* Crypts R's chunks: inline, on one worker, on the workers alone, or
- * (default) inline when the engine is busy, else the first inline while
- * idle workers take the others, the caller helping until none is left
- * unclaimed.  Then waits.  The identity cipher has nothing to spread
- * over CPUs: a hand-off would only move the bytes to another CPU's
- * cache and add two context switches per chunk. */
+ * (default) inline when the engine is busy or R small, else the first
+ * inline while idle workers take the others, the caller helping until
+ * none is left unclaimed.  Then waits.  The identity cipher's chunks
+ * always stay inline: with no crypto to share, a hand-off is all cost. */
 static int
 run_wave (struct engine *e, struct request *r, bool inline_only)
 {

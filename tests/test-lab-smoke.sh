@@ -7,7 +7,7 @@
 # at these sizes the host limits every run.  The quick run writes 4 MiB
 # per run and times 0.1 s, and its randread experiment measures five
 # systems, one of each kind of plugin arguments (raw, the two ciphers,
-# caller-crypt=0, a workqueue flag); the full run (DMCRYPT_TEST_FULL=1)
+# same-cpu-crypt, caller-crypt=0); the full run (DMCRYPT_TEST_FULL=1)
 # writes 8 MiB and times 0.3 s, and measures all eight.
 # front-end: none
 source "$(dirname "$0")/functions.sh"
