@@ -64,6 +64,31 @@ backend_submit_write (struct backend *b, const void *buf, size_t count,
   b->ops->submit_write (b, buf, count, offset, done, opaque);
 }
 
+bool
+backend_queues_writes (const struct backend *b)
+{
+  return b->ops->submit_write != NULL;
+}
+
+void
+backend_note_write (struct backend *b, size_t count, uint64_t offset)
+{
+  if (!b->readonly)
+    trace_dispatch (b, "W", count, offset);
+}
+
+int
+backend_write_noted (struct backend *b, const void *buf, size_t count,
+                     uint64_t offset)
+{
+  if (b->readonly) {
+    errno = EROFS;
+    return -1;
+  }
+  return trace_complete (b, "W", count, offset,
+                         b->ops->pwrite (b, buf, count, offset));
+}
+
 int
 backend_sync (struct backend *b)
 {

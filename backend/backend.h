@@ -76,6 +76,17 @@ int backend_pwrite (struct backend *b, const void *buf, size_t count,
 void backend_submit_write (struct backend *b, const void *buf, size_t count,
                            uint64_t offset, backend_done_fn done,
                            void *opaque);
+/* A synchronous write in two halves, for a caller that decides the
+ * order of writes under a lock and performs them once it let go of it:
+ * backend_note_write records the dispatch (the trace's "D") in that
+ * order, backend_write_noted writes (and records the "C").  Writes
+ * noted by different threads may then be in flight at once, as bios a
+ * driver dispatched are in a device.  Not for a backend with a queue of
+ * its own (backend_queues_writes), where the order is the queue's. */
+bool backend_queues_writes (const struct backend *b);
+void backend_note_write (struct backend *b, size_t count, uint64_t offset);
+int backend_write_noted (struct backend *b, const void *buf, size_t count,
+                         uint64_t offset);
 int backend_sync (struct backend *b);
 int backend_discard (struct backend *b, uint64_t count, uint64_t offset);
 void backend_close (struct backend *b);

@@ -58,6 +58,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "max-read-size=<SIZE>   Largest read chunk (default 128K).\n" \
   "max-write-size=<SIZE>  Largest write chunk (default 128K).\n" \
   "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n" \
+  "max-write-rounds=<N>   Write-out rounds written at once (default 0:\n" \
+  "                    no limit; 1: one write at a time).\n" \
   "caller-crypt=<BOOL>    Request thread crypts too (default true).\n" \
   "trace=<FILENAME>    Append blkparse-style backend IO events.\n" \
   "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n" \
@@ -103,8 +105,9 @@ const char *const dmcrypt_param_names[] = {
   "no-read-workqueue", "no-write-workqueue", "iv-large-sectors",
   "high-priority", "min-block-size", "workers", "scheduler",
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
-  "trace", "fault-rules", "control", "name", "readonly", "device",
-  "device-params", "device-speed", "nr-requests", "elevator",
+  "max-write-rounds", "trace", "fault-rules", "control", "name",
+  "readonly", "device", "device-params", "device-speed", "nr-requests",
+  "elevator",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
   "tcrypt-hash", NULL,
 };

@@ -111,6 +111,8 @@ config_numeric (const char *key, const char *value)
   }
   else if (strcmp (key, "workers") == 0)
     return set_in_range (key, value, &params.workers, 1, 1024);
+  else if (strcmp (key, "max-write-rounds") == 0)
+    return set_in_range (key, value, &params.max_write_rounds, 0, 1024);
   else if (strcmp (key, "nr-requests") == 0)
     return set_in_range (key, value, &params.nr_requests, 1, 65536);
   else if (strcmp (key, "device-speed") == 0)

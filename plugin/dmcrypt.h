@@ -72,6 +72,7 @@ struct dmcrypt_params
                                     MIN_BLOCK_SECTOR: the encryption
                                     sector size */
   uint64_t max_inflight;         /* bytes of ciphertext, 0 = default */
+  unsigned max_write_rounds;     /* 0 = no limit */
   enum tristate caller_crypt;    /* unset = true */
   /* The scheduling lab: a simulated device under the engine. */
   char *device;                  /* NULL or "none": the image as it is */

@@ -97,6 +97,7 @@ mapping_open (void)
       .max_read_size = params.max_read_size,
       .max_write_size = params.max_write_size,
       .max_inflight = params.max_inflight,
+      .max_write_rounds = params.max_write_rounds,
       .offload_all = params.caller_crypt == TRI_FALSE,
       .debug = (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
                | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)

@@ -115,10 +115,9 @@ write_done (void *opaque, int err)
   chunk_done (c, err);
 }
 
-/* Counted in dispatch order, which is what the policy decided; the
- * write itself may still be queued below when this returns. */
-void
-chunk_dispatch_write (struct engine *e, struct chunk *c)
+/* Counted in dispatch order, which is what the policy decided. */
+static uint64_t
+count_dispatch (struct engine *e, struct chunk *c)
 {
   uint64_t off = e->cfg.data_offset + c->offset;
   uint64_t prev_end;
@@ -128,7 +127,34 @@ chunk_dispatch_write (struct engine *e, struct chunk *c)
   atomic_fetch_add_explicit (&e->st.dispatches, 1, memory_order_relaxed);
   if (prev_end == off)
     atomic_fetch_add_explicit (&e->st.sequential, 1, memory_order_relaxed);
+  return off;
+}
+
+/* The write itself may still be queued below when this returns. */
+void
+chunk_dispatch_write (struct engine *e, struct chunk *c)
+{
+  uint64_t off = count_dispatch (e, c);
+
   backend_submit_write (e->backend, c->data, c->len, off, write_done, c);
+}
+
+/* The two halves of chunk_dispatch_write on a backend that writes
+ * synchronously: the dispatch in the policy's order, then the write,
+ * which the write-out stage performs once it let go of its token. */
+void
+chunk_note_write (struct engine *e, struct chunk *c)
+{
+  backend_note_write (e->backend, c->len, count_dispatch (e, c));
+}
+
+void
+chunk_write_noted (struct engine *e, struct chunk *c)
+{
+  uint64_t off = e->cfg.data_offset + c->offset;
+
+  write_done (c, backend_write_noted (e->backend, c->data, c->len, off)
+              == -1 ? errno : 0);
 }
 
 static long

@@ -96,6 +96,11 @@ engine_new (const struct engine_config *cfg, struct sector_cipher *cipher,
   e->backend = backend;
   rangelock_init (&e->writes);
   e->wo.dispatch = chunk_dispatch_write;
+  if (!backend_queues_writes (backend)) {
+    e->wo.note = chunk_note_write;
+    e->wo.perform = chunk_write_noted;
+  }
+  e->wo.max_writing = cfg->max_write_rounds;
   return e;
 }
 

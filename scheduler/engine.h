@@ -40,6 +40,9 @@ struct engine_config
   uint64_t max_read_size;      /* bytes per chunk; 0: 128 KiB */
   uint64_t max_write_size;     /* bytes per chunk; 0: 128 KiB */
   uint64_t max_inflight;       /* bytes of ciphertext in flight; 0: 64 MiB */
+  /* Write-out rounds being written at once on a backend that writes
+   * synchronously (a file); 0: no limit, 1: one write at a time. */
+  unsigned max_write_rounds;
   /* false (default): the calling thread crypts its whole request while
    * as many requests as workers are inside, else its first chunk while
    * idle workers take the rest, so no hand-off is paid where it cannot

@@ -100,6 +100,17 @@ struct writeout
    * so that the stage knows nothing of what a chunk is beyond its
    * place in the order. */
   void (*dispatch) (struct engine *e, struct chunk *c);
+  /* On a backend without a queue of its own, a round is dispatched in
+   * two halves: NOTE, under the token, gives each chunk its place in
+   * the order (chunk_note_write), PERFORM writes it (chunk_write_noted)
+   * once the token is released, so that rounds dispatched by different
+   * threads are written at once, as a device has the bios dmcrypt_write
+   * submitted in flight together; at most MAX_WRITING rounds at once
+   * (0: no limit).  NULL: DISPATCH under the token. */
+  void (*note) (struct engine *e, struct chunk *c);
+  void (*perform) (struct engine *e, struct chunk *c);
+  unsigned max_writing;
+  unsigned writing;               /* rounds being performed */
   pthread_mutex_t lock;
   pthread_cond_t wake;
   struct wo_item *head, **tailp;  /* arrivals, in order */
@@ -206,6 +217,8 @@ void anticipate_wait_locked (struct writeout *wo);
 void chunk_fetch (struct engine *e, struct chunk *c);
 void chunk_run (struct chunk *c, bool on_worker);
 void chunk_dispatch_write (struct engine *e, struct chunk *c);
+void chunk_note_write (struct engine *e, struct chunk *c);
+void chunk_write_noted (struct engine *e, struct chunk *c);
 void chunk_done (struct chunk *c, int err);
 int request_wait (struct request *r);
 int read_plain_sector (struct engine *e, uint8_t *buf, uint64_t offset);

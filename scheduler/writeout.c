@@ -1,15 +1,18 @@
 /* The write-out stage, dm-crypt's dmcrypt_write: encrypted chunks are
  * linked in arrival order; each round steals everything that
- * accumulated while the previous round was being written, asks the
- * policy for the dispatch order and writes the batch.
+ * accumulated while the previous round was being dispatched, asks the
+ * policy for the dispatch order and dispatches the batch.
  *
- * Rounds are run by whoever holds the dispatch token (one at a time, so
- * the policy's order is what reaches the backend): the thread that just
+ * Rounds are dispatched by whoever holds the dispatch token (one at a
+ * time, so the dispatches are the policy's order): the thread that just
  * encrypted a chunk, when the token is free (no hand-off, no sleep, a
  * few rounds at most), else the writer thread, which also waits for
- * stream gaps and takes over what a crypting thread left.  Submission
- * from the crypting thread (submit_from_crypt_cpus, no_write_workqueue)
- * bypasses the stage. */
+ * stream gaps and takes over what a crypting thread left.  On a backend
+ * that writes synchronously the holder writes a round after letting
+ * the token go (internal.h: note, perform), so that a thread whose
+ * chunk comes next dispatches it itself instead of sleeping while the
+ * holder writes.  Submission from the crypting thread
+ * (submit_from_crypt_cpus, no_write_workqueue) bypasses the stage. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@ enum rounds_end
   ROUNDS_HELD,                  /* the rest waits for a chunk in crypto */
   ROUNDS_GAP,                   /* the rest waits for a stream gap */
   ROUNDS_LIMIT,                 /* the round limit was reached */
+  ROUNDS_FULL,                  /* max_writing rounds are being written */
+  ROUNDS_TAKEN,                 /* the token was taken while we wrote */
 };
 
 static struct chunk *
@@ -131,7 +136,8 @@ debug_round (struct wo_item *it, unsigned held)
                 count, in_order, held);
 }
 
-/* Writes an ordered list.  The caller holds the token, not the lock. */
+/* Dispatches an ordered list (or notes it, for perform_list).  The
+ * caller holds the token, not the lock. */
 static void
 dispatch_list (struct engine *e, struct wo_item *it)
 {
@@ -143,41 +149,80 @@ dispatch_list (struct engine *e, struct wo_item *it)
     /* A seek halves the run: one late request does not end a stream. */
     wo->run = it->sector == wo->last_end ? wo->run + 1 : wo->run / 2;
     wo->last_end = it->sector + it->nsect;
-    wo->dispatch (e, chunk_of (it));
+    if (wo->note)
+      wo->note (e, chunk_of (it));
+    else
+      wo->dispatch (e, chunk_of (it));
   }
 }
 
-/* Under the lock, holding the token: runs up to MAX rounds (0: no
- * limit) while something may be dispatched.  CRYPTER: the holder is a
- * crypting thread, not the writer (for the statistics). */
-static enum rounds_end
-run_rounds_locked (struct engine *e, unsigned max, bool crypter)
+/* Writes a noted list; no token needed, its place is taken. */
+static void
+perform_list (struct engine *e, struct wo_item *it)
 {
-  struct writeout *wo = &e->wo;
-  struct wo_item *batch;
-  unsigned n, done;
+  struct wo_item *next;
 
-  for (done = 0; max == 0 || done < max; done++) {
+  for (; it; it = next) {
+    next = it->next;
+    e->wo.perform (e, chunk_of (it));
+  }
+}
+
+/* Under the lock, holding the token: the next round in the policy's
+ * order, or NULL and why there is none in *END. */
+static struct wo_item *
+take_round_locked (struct writeout *wo, enum rounds_end *end)
+{
+  struct wo_item *batch;
+
+  do {
     batch = take_all_locked (wo);
-    if (batch == NULL)
-      return ROUNDS_EMPTY;
+    if (batch == NULL) {
+      *end = ROUNDS_EMPTY;
+      return NULL;
+    }
     pthread_mutex_unlock (&wo->lock);
     batch = wo->policy->order (wo->state, batch, wo->last_end);
     pthread_mutex_lock (&wo->lock);
     batch = split_batch_locked (wo, batch);
-    if (batch == NULL) {
-      /* Held for a chunk in crypto; if it (or anything) arrived while
-       * we sorted, go again: its crypter saw the token taken. */
-      if (wo->head == NULL)
-        return ROUNDS_HELD;
-      done--;
-      continue;
+    /* Held for a chunk in crypto; if it (or anything) arrived while we
+     * sorted, go again: its crypter saw the token taken. */
+    if (batch == NULL && wo->head == NULL) {
+      *end = ROUNDS_HELD;
+      return NULL;
     }
-    if (anticipate_gap_locked (wo, batch)) {
-      wo->held = concat (batch, wo->held);
-      return ROUNDS_GAP;
+  } while (batch == NULL);
+  if (anticipate_gap_locked (wo, batch)) {
+    wo->held = concat (batch, wo->held);
+    *end = ROUNDS_GAP;
+    return NULL;
+  }
+  wo->held = concat (anticipate_cut (wo, batch), wo->held);
+  return batch;
+}
+
+/* Under the lock, the token free: takes it and runs up to MAX rounds
+ * (0: no limit) while something may be dispatched, then lets it go
+ * (ROUNDS_TAKEN: another thread took it while a round was written, and
+ * goes on).  CRYPTER: the holder is a crypting thread, not the writer
+ * (for the statistics). */
+static enum rounds_end
+run_rounds_locked (struct engine *e, unsigned max, bool crypter)
+{
+  struct writeout *wo = &e->wo;
+  enum rounds_end end = ROUNDS_LIMIT;
+  struct wo_item *batch;
+  unsigned n, done;
+
+  wo->busy = true;
+  for (done = 0; max == 0 || done < max; done++) {
+    if (wo->perform && wo->max_writing && wo->writing >= wo->max_writing) {
+      /* The first of them to finish goes on. */
+      end = ROUNDS_FULL;
+      break;
     }
-    wo->held = concat (anticipate_cut (wo, batch), wo->held);
+    if ((batch = take_round_locked (wo, &end)) == NULL)
+      break;
     n = list_length (batch);
     wo->rounds++;
     if (n > wo->batch_max)
@@ -189,8 +234,26 @@ run_rounds_locked (struct engine *e, unsigned max, bool crypter)
       debug_round (batch, list_length (wo->held));
     dispatch_list (e, batch);
     pthread_mutex_lock (&wo->lock);
+    if (wo->perform == NULL)
+      continue;
+    /* The round's place is taken: the next holder need not wait for
+     * its writes, nor sleep while they are done by another thread. */
+    wo->writing++;
+    wo->busy = false;
+    pthread_mutex_unlock (&wo->lock);
+    perform_list (e, batch);
+    pthread_mutex_lock (&wo->lock);
+    wo->writing--;
+    if (wo->stopping && wo->sleeping)
+      pthread_cond_signal (&wo->wake);
+    if (wo->busy)
+      return ROUNDS_TAKEN;
+    wo->busy = true;
   }
-  return wo->head || wo->held ? ROUNDS_LIMIT : ROUNDS_EMPTY;
+  wo->busy = false;
+  if (end == ROUNDS_LIMIT && wo->head == NULL && wo->held == NULL)
+    end = ROUNDS_EMPTY;
+  return end;
 }
 
 static void
@@ -214,18 +277,17 @@ writer_main (void *arg)
     if (wo->busy || (wo->head == NULL && wo->held == NULL)) {
       /* Stop only when nothing is left: every chunk must reach its
        * owner. */
-      if (wo->stopping && !wo->busy)
+      if (wo->stopping && !wo->busy && wo->writing == 0)
         break;
       wait_locked (wo);
       continue;
     }
-    wo->busy = true;
     end = run_rounds_locked (e, 0, false);
-    wo->busy = false;
     if (end == ROUNDS_GAP)
       anticipate_wait_locked (wo);
-    else if (end == ROUNDS_HELD && wo->head == NULL)
-      /* The chunk in crypto arrives (or is cancelled) and wakes us. */
+    else if ((end == ROUNDS_HELD && wo->head == NULL) || end == ROUNDS_FULL)
+      /* The chunk in crypto arrives (or is cancelled) and wakes us; a
+       * thread that finishes writing a round goes on itself. */
       wait_locked (wo);
   }
   pthread_mutex_unlock (&wo->lock);
@@ -245,6 +307,7 @@ writeout_start (struct engine *e)
   wo->encrypting = NULL;
   wo->depth = 0;
   wo->stopping = wo->busy = false;
+  wo->writing = 0;
   wo->last_end = wo->gap_at = UINT64_MAX;
   wo->run = 0;
   wo->policy = e->policy;
@@ -377,9 +440,7 @@ writeout_submit (struct engine *e, struct chunk *c, bool on_worker)
     pthread_mutex_unlock (&wo->lock);
     return;
   }
-  wo->busy = true;
   end = run_rounds_locked (e, CRYPTER_ROUNDS, true);
-  wo->busy = false;
   /* What needs waiting for, or more rounds, is the writer's job; a
    * chunk held for one still in crypto is its crypter's.  A writer told
    * to stop while we held the token waits for it back. */

@@ -73,7 +73,8 @@ for params in "" "scheduler=fifo workers=3" "same-cpu-crypt=1" \
               "submit-from-crypt-cpus=1 workers=1" \
               "no-read-workqueue=1 no-write-workqueue=1" \
               "caller-crypt=0 max-read-size=4K max-write-size=8K" \
-              "max-inflight=64K workers=4"; do
+              "max-inflight=64K workers=4" "max-write-rounds=1" \
+              "max-write-rounds=2 max-write-size=8K"; do
   for ss in 512 4096; do
     i=$((i + 1))
     table="0 32768 crypt aes-xts-plain64 $key 0 /dev/null 0 1 sector_size:$ss"

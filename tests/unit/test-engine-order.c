@@ -1,10 +1,13 @@
 /* The engine's ordering guarantees, made deterministic by holding the
- * backend's writes: the sorted policy dispatches a round in ascending
+ * backend's writes (one round written at a time, so that a held write
+ * holds the write-out stage): the sorted policy dispatches a round in ascending
  * sector order and fifo in arrival order; batch caps a round and sweeps
  * upwards, so that lower arrivals never starve a chunk it left over,
  * and a rewrite just behind its head still goes out; a write is
  * acknowledged only once its ciphertext is in the backend; FUA and
- * flush sync; the in-flight cap bounds ciphertext buffers.  (Suspend is
+ * flush sync; the in-flight cap bounds ciphertext buffers; without a
+ * limit rounds are written at once, with one the rest wait for it.
+ * (Suspend is
  * the device-mapper core's: test-dm.c.) */
 #include <unistd.h>
 
@@ -60,18 +63,26 @@ job_join (struct job *j)
 }
 
 static struct engine *
-make_engine (struct backend *b, struct sector_cipher *c, const char *sched,
-             uint64_t max_inflight)
+make_engine_rounds (struct backend *b, struct sector_cipher *c,
+                    const char *sched, uint64_t max_inflight,
+                    unsigned max_write_rounds)
 {
   struct engine_config cfg = {
     .size = SIZE, .sector_size = 512, .workers = 2, .scheduler = sched,
     .max_read_size = CHUNK, .max_write_size = CHUNK,
-    .max_inflight = max_inflight,
+    .max_inflight = max_inflight, .max_write_rounds = max_write_rounds,
   };
   struct engine *e = engine_new (&cfg, c, b);
 
   REQUIRE (e && engine_start (e) == 0, "engine");
   return e;
+}
+
+static struct engine *
+make_engine (struct backend *b, struct sector_cipher *c, const char *sched,
+             uint64_t max_inflight)
+{
+  return make_engine_rounds (b, c, sched, max_inflight, 1);
 }
 
 /* Polls until the write-out queue holds N chunks. */
@@ -305,6 +316,45 @@ test_backpressure (void)
   backend_close (b);
 }
 
+/* Rounds written at once on a backend without a queue of its own:
+ * with no limit three writes from three threads are all in the backend
+ * together, none waiting for another's; with a limit of two, the third
+ * waits in the stage until one of them is down, and is then written. */
+static void
+test_rounds_in_flight (unsigned limit)
+{
+  static struct job jobs[3];
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine_rounds (b, c, NULL, 0, limit);
+  struct mem *m = mem_of (b);
+  unsigned i, at_once = limit ? limit : 3;
+
+  mem_hold (b, true);
+  for (i = 0; i < 3; i++) {
+    job_start (&jobs[i], e, (8 + 4 * i) * CHUNK, CHUNK);
+    if (i < at_once)
+      mem_wait_held (b, i + 1);
+  }
+  if (limit) {
+    wait_queued (e, 3 - limit);
+    usleep (20000);
+    pthread_mutex_lock (&m->lock);
+    REQUIRE (m->held == limit, "%u writes in the backend at a limit of %u",
+             m->held, limit);
+    pthread_mutex_unlock (&m->lock);
+    REQUIRE (!job_done (&jobs[2]), "a write beyond the limit returned");
+  }
+  mem_hold (b, false);
+  for (i = 0; i < 3; i++)
+    job_join (&jobs[i]);
+  REQUIRE (m->nlog == 3, "%u writes reached the backend", m->nlog);
+  printf ("rounds written at once, limit %u: %u\n", limit, at_once);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
 /* Freeing the engine right after a write whose chunks a worker
  * encrypted must neither hang nor touch freed memory: a thread may
  * still be finishing its part after the request returned (this once
@@ -357,6 +407,8 @@ main (void)
   test_rewrite_behind_head ("batch");
   test_ack_fua_flush ();
   test_backpressure ();
+  test_rounds_in_flight (0);
+  test_rounds_in_flight (2);
   alarm (120);                  /* a hang is a failure, not a stall */
   test_free_after_worker_dispatch ();
   printf ("ok\n");
