@@ -1,9 +1,12 @@
 /* Anticipation for the sorted policy: inside a sequential stream, a
  * round that would start a little past where the last write ended waits
- * once, briefly, for the gap to arrive.  A request thread preempted
- * between receiving a request and handing it to the engine would
- * otherwise cost a seek back and one forward (the anticipatory I/O
- * scheduler's idea, applied to the write-out stage). */
+ * once, briefly, for the gap to arrive: at least ANTICIPATE_NS, and as
+ * long as another round is being written (the gap has as long as the
+ * device is busy anyway, as it had when one round was written at a
+ * time).  A request thread preempted between receiving a request and
+ * handing it to the engine would otherwise cost a seek back and one
+ * forward (the anticipatory I/O scheduler's idea, applied to the
+ * write-out stage). */
 #include <time.h>
 
 #include "internal.h"
@@ -43,7 +46,7 @@ anticipate_gap_locked (struct writeout *wo, const struct wo_item *first)
     }
     wo->anticipations++;
   }
-  return before (&now, &wo->gap_deadline);
+  return wo->writing > 0 || before (&now, &wo->gap_deadline);
 }
 
 struct wo_item *
@@ -70,6 +73,10 @@ void
 anticipate_wait_locked (struct writeout *wo)
 {
   wo->anticipating = wo->sleeping = true;
-  pthread_cond_timedwait (&wo->wake, &wo->lock, &wo->gap_deadline);
+  /* The last round being written wakes us when it is done. */
+  if (wo->writing > 0)
+    pthread_cond_wait (&wo->wake, &wo->lock);
+  else
+    pthread_cond_timedwait (&wo->wake, &wo->lock, &wo->gap_deadline);
   wo->anticipating = wo->sleeping = false;
 }

@@ -26,8 +26,9 @@
 
 /* Anticipation (anticipate.c): a gap of at most ANTICIPATE_SECTORS
  * 512-byte sectors (64 MiB, as much as may be in flight by default)
- * ahead of the last write is waited for, at most ANTICIPATE_NS once,
- * inside a stream of at least RUN_MIN contiguous writes. */
+ * ahead of the last write is waited for once, for ANTICIPATE_NS or
+ * while another round is being written if that is longer, inside a
+ * stream of at least RUN_MIN contiguous writes. */
 #define ANTICIPATE_SECTORS 131072
 #define ANTICIPATE_NS 2000000
 #define RUN_MIN 8

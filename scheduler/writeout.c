@@ -244,7 +244,8 @@ run_rounds_locked (struct engine *e, unsigned max, bool crypter)
     perform_list (e, batch);
     pthread_mutex_lock (&wo->lock);
     wo->writing--;
-    if (wo->stopping && wo->sleeping)
+    if ((wo->stopping || (wo->anticipating && wo->writing == 0))
+        && wo->sleeping)
       pthread_cond_signal (&wo->wake);
     if (wo->busy)
       return ROUNDS_TAKEN;

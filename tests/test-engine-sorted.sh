@@ -4,7 +4,7 @@
 # reach the backend with >= 95% of its writes starting exactly where the
 # previous one ended (1.00 on an idle machine; a chunk still being
 # encrypted when its turn comes leaves a gap, and a loaded machine or a
-# sanitizer makes that more frequent); fifo (completion order) measurably
+# sanitizer makes that more frequent; >= 85% under ThreadSanitizer); fifo (completion order) measurably
 # less (about 0.55); batch (sorted sweeps from the head, rounds capped)
 # as sorted.  The
 # trace is the judge (tools/dmcrypt-trace), and the data must be intact.
@@ -66,7 +66,12 @@ echo "sequential backend writes: sorted $sorted, fifo $fifo, batch $batch"
 writes=$(awk '$6 == "D" && $7 == "W"' "$tmp/trace.sorted" | wc -l)
 [ "$writes" -eq $(( size_mib * 8 )) ] \
   || fail "expected $(( size_mib * 8 )) 128 KiB backend writes, got $writes"
-awk -v s="$sorted" -v f="$fifo" 'BEGIN { exit !(s >= 0.95 && f < s) }' \
-  || fail "sorted must be >= 0.95 and above fifo"
-awk -v b="$batch" 'BEGIN { exit !(b >= 0.95) }' \
-  || fail "batch must be >= 0.95"
+# Under ThreadSanitizer (a tenfold slowdown) a request thread can take
+# longer than the anticipation's 2 ms between receiving a request and
+# handing it in: 0.89-0.96 there beside a busy loop, fifo 0.40-0.62.
+min=0.95
+[ "${DMCRYPT_SANITIZER:-}" = tsan ] && min=0.85
+awk -v s="$sorted" -v f="$fifo" -v m=$min 'BEGIN { exit !(s >= m && f < s) }' \
+  || fail "sorted must be >= $min and above fifo"
+awk -v b="$batch" -v m=$min 'BEGIN { exit !(b >= m) }' \
+  || fail "batch must be >= $min"
