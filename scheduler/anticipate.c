@@ -1,9 +1,10 @@
 /* Anticipation for the sorted policy: inside a sequential stream, a
  * round that would start a little past where the last write ended waits
- * once, briefly, for the gap to arrive: at least ANTICIPATE_NS, and as
- * long as another round is being written (the gap has as long as the
- * device is busy anyway, as it had when one round was written at a
- * time).  A request thread preempted between receiving a request and
+ * once, briefly, for the gap to arrive: ANTICIPATE_NS, or as long as
+ * another round is being written up to ANTICIPATE_MAX_NS (the gap has
+ * as long as the device is busy anyway, as it had when one round was
+ * written at a time; a stalled write does not hold a stream for
+ * longer).  A request thread preempted between receiving a request and
  * handing it to the engine would otherwise cost a seek back and one
  * forward (the anticipatory I/O scheduler's idea, applied to the
  * write-out stage). */
@@ -18,6 +19,19 @@ before (const struct timespec *a, const struct timespec *b)
 {
   return a->tv_sec < b->tv_sec
     || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static struct timespec
+after (const struct timespec *t, long ns)
+{
+  struct timespec r = *t;
+
+  r.tv_nsec += ns;
+  if (r.tv_nsec >= NS_PER_S) {
+    r.tv_nsec -= NS_PER_S;
+    r.tv_sec++;
+  }
+  return r;
 }
 
 static bool
@@ -38,15 +52,12 @@ anticipate_gap_locked (struct writeout *wo, const struct wo_item *first)
   clock_gettime (CLOCK_REALTIME, &now);
   if (wo->gap_at != wo->last_end) {
     wo->gap_at = wo->last_end;
-    wo->gap_deadline = now;
-    wo->gap_deadline.tv_nsec += ANTICIPATE_NS;
-    if (wo->gap_deadline.tv_nsec >= NS_PER_S) {
-      wo->gap_deadline.tv_nsec -= NS_PER_S;
-      wo->gap_deadline.tv_sec++;
-    }
+    wo->gap_deadline = after (&now, ANTICIPATE_NS);
+    wo->gap_limit = after (&now, ANTICIPATE_MAX_NS);
     wo->anticipations++;
   }
-  return wo->writing > 0 || before (&now, &wo->gap_deadline);
+  return before (&now, &wo->gap_deadline)
+    || (wo->writing > 0 && before (&now, &wo->gap_limit));
 }
 
 struct wo_item *
@@ -74,9 +85,7 @@ anticipate_wait_locked (struct writeout *wo)
 {
   wo->anticipating = wo->sleeping = true;
   /* The last round being written wakes us when it is done. */
-  if (wo->writing > 0)
-    pthread_cond_wait (&wo->wake, &wo->lock);
-  else
-    pthread_cond_timedwait (&wo->wake, &wo->lock, &wo->gap_deadline);
+  pthread_cond_timedwait (&wo->wake, &wo->lock, wo->writing > 0
+                          ? &wo->gap_limit : &wo->gap_deadline);
   wo->anticipating = wo->sleeping = false;
 }

@@ -27,10 +27,11 @@
 /* Anticipation (anticipate.c): a gap of at most ANTICIPATE_SECTORS
  * 512-byte sectors (64 MiB, as much as may be in flight by default)
  * ahead of the last write is waited for once, for ANTICIPATE_NS or
- * while another round is being written if that is longer, inside a
- * stream of at least RUN_MIN contiguous writes. */
+ * while another round is being written up to ANTICIPATE_MAX_NS, inside
+ * a stream of at least RUN_MIN contiguous writes. */
 #define ANTICIPATE_SECTORS 131072
 #define ANTICIPATE_NS 2000000
+#define ANTICIPATE_MAX_NS 20000000
 #define RUN_MIN 8
 
 struct request;
@@ -130,7 +131,8 @@ struct writeout
   uint64_t last_end;              /* sector after the last dispatch */
   unsigned run;                   /* contiguous dispatches, about */
   uint64_t gap_at;                /* the gap being waited for... */
-  struct timespec gap_deadline;   /* ...until then (CLOCK_REALTIME) */
+  struct timespec gap_deadline;   /* ...until then (CLOCK_REALTIME), */
+  struct timespec gap_limit;      /* ...or this while rounds are written */
   uint64_t anticipations;         /* gaps waited for */
   uint64_t direct;                /* chunks dispatched by their crypter */
 };
