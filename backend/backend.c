@@ -40,13 +40,8 @@ int
 backend_pwrite (struct backend *b, const void *buf, size_t count,
                 uint64_t offset)
 {
-  if (b->readonly) {
-    errno = EROFS;
-    return -1;
-  }
-  trace_dispatch (b, "W", count, offset);
-  return trace_complete (b, "W", count, offset,
-                         b->ops->pwrite (b, buf, count, offset));
+  backend_note_write (b, count, offset);
+  return backend_write_noted (b, buf, count, offset);
 }
 
 void
