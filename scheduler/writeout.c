@@ -216,7 +216,7 @@ run_rounds_locked (struct engine *e, unsigned max, bool crypter)
 
   wo->busy = true;
   for (done = 0; max == 0 || done < max; done++) {
-    if (wo->perform && wo->max_writing && wo->writing >= wo->max_writing) {
+    if (wo->max_writing && wo->writing >= wo->max_writing) {
       /* The first of them to finish goes on. */
       end = ROUNDS_FULL;
       break;
