@@ -193,6 +193,10 @@ add_stats (struct engine_stats *sum, const struct engine_stats *s)
   sum->rounds += s->rounds; sum->rmw_sectors += s->rmw_sectors;
   sum->anticipations += s->anticipations; sum->direct += s->direct;
   sum->errors += s->errors; sum->buffer_waits += s->buffer_waits;
+  sum->decrypt_sample_ns += s->decrypt_sample_ns;
+  sum->decrypt_sample_bytes += s->decrypt_sample_bytes;
+  sum->encrypt_sample_ns += s->encrypt_sample_ns;
+  sum->encrypt_sample_bytes += s->encrypt_sample_bytes;
 #define HIGH(f) if (s->f > sum->f) sum->f = s->f
   HIGH (inflight_max); HIGH (worker_depth_max); HIGH (writeout_depth_max);
   HIGH (batch_max); HIGH (buffers_max);

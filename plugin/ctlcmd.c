@@ -161,7 +161,8 @@ add_stats (struct ctl_message *rep)
   U64 (dispatches); U64 (sequential); U64 (rounds); U64 (rmw_sectors);
   U64 (errors); U64 (buffer_waits); U64 (inflight_max);
   U64 (worker_depth_max); U64 (writeout_depth_max); U64 (batch_max);
-  U64 (buffers_max);
+  U64 (buffers_max); U64 (decrypt_sample_ns); U64 (decrypt_sample_bytes);
+  U64 (encrypt_sample_ns); U64 (encrypt_sample_bytes);
 #undef U64
   ctl_addf (rep, "stat.inflight", "%u", s.inflight);
   ctl_addf (rep, "stat.open", "%u", s.open);

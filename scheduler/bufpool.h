@@ -1,13 +1,22 @@
 /* Ciphertext buffers for writes, and the backpressure on them: at most
  * CAP bytes of encrypted data are in flight at once (dm-crypt bounds its
  * pages per client the same way), so memory stays bounded under any load.
- * Freed buffers are kept for reuse: no allocation on the hot path. */
+ * Freed buffers are kept for reuse: no allocation on the hot path, and a
+ * taker gets the last buffer its CPU used, whose lines are still in that
+ * CPU's cache (the cipher writes all of it). */
 #ifndef DMCRYPT_BUFPOOL_H
 #define DMCRYPT_BUFPOOL_H
 
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* A buffer kept for reuse, and the CPU that last had it in its cache. */
+struct kept_buf
+{
+  void *buf;
+  int cpu;
+};
 
 struct bufpool
 {
@@ -17,7 +26,7 @@ struct bufpool
   unsigned max_bufs;            /* the cap, in buffers (>= 1) */
   unsigned out;                 /* buffers handed out now */
   unsigned out_max;             /* high-water mark of OUT */
-  void **free;                  /* kept buffers, max_bufs slots */
+  struct kept_buf *free;        /* kept buffers, max_bufs slots */
   unsigned nfree;
   uint64_t waits;               /* times a caller blocked on the cap */
 };

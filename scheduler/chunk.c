@@ -82,16 +82,24 @@ void
 chunk_run (struct chunk *c, bool on_worker)
 {
   struct engine *e = c->req->e;
+  uint64_t nth, clock;
+  int err;
 
-  atomic_fetch_add_explicit (on_worker ? &e->st.worker_chunks
-                             : &e->st.inline_chunks, 1,
-                             memory_order_relaxed);
+  nth = atomic_fetch_add_explicit (on_worker ? &e->st.worker_chunks
+                                   : &e->st.inline_chunks, 1,
+                                   memory_order_relaxed);
+  clock = c->err ? 0 : crypt_clock_start (nth);
+  if (!c->req->write)
+    err = decrypt_chunk (e, c);
+  else
+    err = encrypt_chunk (e, c) == -1 ? (errno ? errno : EIO) : 0;
+  if (clock)
+    crypt_clock_stop (e, c->req->write, c->len, clock);
   if (!c->req->write) {
-    chunk_done (c, decrypt_chunk (e, c));
+    chunk_done (c, err);
     return;
   }
-  if (encrypt_chunk (e, c) == -1) {
-    int err = errno;
+  if (err) {
     writeout_cancel (e, c);
     if (!c->borrowed)
       bufpool_put (&e->bufs, c->data);

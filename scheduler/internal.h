@@ -143,6 +143,8 @@ struct counters
   atomic_uint_fast64_t read_bytes, write_bytes;       /* plaintext */
   atomic_uint_fast64_t read_chunks, write_chunks;
   atomic_uint_fast64_t inline_chunks, worker_chunks;  /* who crypted */
+  /* The chunks timed (crypt_clock.c): [0] decryption, [1] encryption. */
+  atomic_uint_fast64_t crypt_sample_ns[2], crypt_sample_bytes[2];
   atomic_uint_fast64_t dispatches, sequential;        /* backend writes */
   atomic_uint_fast64_t rmw_sectors, errors;
   atomic_uint_fast64_t last_write_end;  /* backend bytes */
@@ -169,6 +171,11 @@ struct engine
   atomic_uint inflight;         /* requests inside the engine */
   struct counters st;
 };
+
+/* Times a chunk if NTH says it is one of the sample (crypt_clock.c). */
+uint64_t crypt_clock_start (uint64_t nth);
+void crypt_clock_stop (struct engine *e, bool write, uint64_t bytes,
+                       uint64_t start);
 
 static inline bool
 debug_on (struct engine *e, unsigned flag)

@@ -25,6 +25,10 @@ engine_get_stats (struct engine *e, struct engine_stats *st)
     .rmw_sectors = LOAD (e->st.rmw_sectors),
     .errors = LOAD (e->st.errors),
     .inflight_max = LOAD (e->st.inflight_max),
+    .decrypt_sample_ns = LOAD (e->st.crypt_sample_ns[0]),
+    .decrypt_sample_bytes = LOAD (e->st.crypt_sample_bytes[0]),
+    .encrypt_sample_ns = LOAD (e->st.crypt_sample_ns[1]),
+    .encrypt_sample_bytes = LOAD (e->st.crypt_sample_bytes[1]),
   };
   if (e->pool.w) {
     pthread_mutex_lock (&e->pool.lock);

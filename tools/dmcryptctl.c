@@ -129,6 +129,22 @@ cmd_info (int argc, char **argv)
 }
 
 /* table and status: one line per volume ("name: line" for all). */
+/* DIR ("encrypt", "decrypt"): the sampled CPU time of the cipher as ms
+ * per GiB of that direction, once a chunk of it was timed. */
+static void
+print_cipher_cost (const struct ctl_message *rep, const char *dir)
+{
+  char ns_key[64], bytes_key[64];
+  uint64_t ns, bytes;
+
+  snprintf (ns_key, sizeof ns_key, "stat.%s_sample_ns", dir);
+  snprintf (bytes_key, sizeof bytes_key, "stat.%s_sample_bytes", dir);
+  if (ctl_get_u64 (rep, ns_key, &ns) == 0
+      && ctl_get_u64 (rep, bytes_key, &bytes) == 0 && bytes > 0)
+    printf ("%s_cpu_ms_per_gib: %.1f\n", dir,
+            ns / 1e6 * (1024.0 * 1024 * 1024) / bytes);
+}
+
 static int
 print_lines (int argc, char **argv, const char *op)
 {
@@ -166,7 +182,8 @@ print_lines (int argc, char **argv, const char *op)
           && ctl_get_u64 (&rep, "stat.sequential", &sequential) == 0
           && dispatches > 0)
         printf ("sequential_fraction: %.3f\n",
-                (double) sequential / dispatches);
+                (double) sequential / dispatches);      print_cipher_cost (&rep, "decrypt");
+      print_cipher_cost (&rep, "encrypt");
     }
     ctl_msg_free (&req);
     ctl_msg_free (&rep);
