@@ -14,9 +14,11 @@
 #
 # Prints one row per image, cipher and direction, and writes DIR/cpu.csv:
 # image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,
-# openssl_ms_per_gib,ratio (dmcrypt: the median of --repeats runs; file:
-# the median of all the file plugin's runs in that direction, one before
-# each run of dmcrypt).  Then the write path alone: cipher_null with and
+# openssl_ms_per_gib,ratio,cipher_ms_per_gib (dmcrypt: the median of
+# --repeats runs; file: the median of all the file plugin's runs in that
+# direction, one before each run of dmcrypt; cipher: what the cipher
+# itself cost inside the server, from its sampled clock, dmcryptctl
+# status --stats' encrypt/decrypt_cpu_ms_per_gib, the median too).  Then the write path alone: cipher_null with and
 # without the write-out stage against the file plugin,
 # DIR/writepath.csv: table,direction,file_ms_per_gib,ms_per_gib,
 # over_file (dmcrypt / file).  Progress goes to standard error.
@@ -74,6 +76,8 @@ for c in nbdkit nbdcopy cryptsetup openssl numfmt timeout; do
   command -v "$c" >/dev/null || die "$c is not installed"
 done
 [ -f "$plugin" ] || die "$plugin is not built (make)"
+ctl_tool=$topdir/tools/dmcryptctl
+[ -x "$ctl_tool" ] || die "$ctl_tool is not built (make)"
 
 if [ -z "$workbase" ]; then
   workbase=${TMPDIR:-/tmp}
@@ -154,15 +158,20 @@ clk_tck=$(getconf CLK_TCK)
 server_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # Starts the file plugin on the raw image, or dmcrypt on IMAGE; sets
-# server_pid and uri.
+# server_pid, uri and ctl (the control socket of a server with a cipher,
+# else empty).
 start_server ()  # start_server IMAGE CIPHER BITS SECTOR
 {
   local sock=$work/sock.$RANDOM$RANDOM key
   local nbdkit=(nbdkit -f --exit-with-parent -U "$sock")
+  ctl=
+  case $1 in
+    luks*|plain) ctl=$sock.ctl ;;
+  esac
   case $1 in
     file) set -- "${nbdkit[@]}" file "$work/raw.img" ;;
     luks*) set -- "${nbdkit[@]}" "$plugin" file="$work/$1.img" \
-             passphrase=+"$pwfile" ;;
+             passphrase=+"$pwfile" control="$ctl" ;;
     null*)
       # cipher_null: the engine and its write path, with no cipher.
       echo "0 $(( size / 512 )) crypt cipher_null-ecb - 0 /dev/null 0" \
@@ -176,7 +185,7 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
       echo "0 $(( size / 512 )) crypt $2 $key 0 /dev/null 0 1" \
            "sector_size:$4" > "$work/table"
       set -- "${nbdkit[@]}" "$plugin" file="$work/raw.img" \
-        table=+"$work/table" ;;
+        table=+"$work/table" control="$ctl" ;;
   esac
   "$@" >"$work/server.log" 2>&1 </dev/null &
   server_pid=$! uri="nbd+unix:///?socket=$sock"
@@ -189,10 +198,24 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
   die "the server did not start for $*"
 }
 
-# Server CPU ms per GiB for one copy in DIRECTION (read or write).
+# The cipher's own CPU ms per GiB in DIRECTION, as the server sampled
+# it, or "-" for a server without a cipher.
+cipher_ms ()  # cipher_ms DIRECTION
+{
+  local key=encrypt_cpu_ms_per_gib v
+  [ -n "$ctl" ] || { echo -; return 0; }
+  [ "$1" = read ] && key=decrypt_cpu_ms_per_gib
+  v=$("$ctl_tool" --control "$ctl" status --stats \
+        | awk -v k="$key:" '$1 == k { print $2 }')
+  [ -n "$v" ] || die "the server gave no $key"
+  echo "$v"
+}
+
+# Server CPU ms per GiB for one copy in DIRECTION (read or write), and
+# the cipher's part of it (cipher_ms).
 measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR
 {
-  local dir=$1 t0 t1
+  local dir=$1 t0 t1 c
   shift
   start_server "$@"
   t0=$(server_ticks "$server_pid")
@@ -202,9 +225,10 @@ measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR
     timeout 600 nbdcopy "$src" "$uri" || die "nbdcopy write failed on $*"
   fi
   t1=$(server_ticks "$server_pid")
+  c=$(cipher_ms "$dir") || exit 1
   stop_server
-  awk -v t=$(( t1 - t0 )) -v hz="$clk_tck" -v n="$size" \
-    'BEGIN { printf "%.1f\n", t / hz * 1000 / (n / 1073741824) }'
+  awk -v t=$(( t1 - t0 )) -v hz="$clk_tck" -v n="$size" -v c="$c" \
+    'BEGIN { printf "%.1f %s\n", t / hz * 1000 / (n / 1073741824), c }'
 }
 
 median () { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -218,23 +242,25 @@ file_runs=$work/file-runs
 
 # REPEATS runs of the case, each just after a run of the file plugin in
 # the same direction, so that drift hits both alike; prints the case's
-# median.
+# median server figure and median cipher figure.
 measure_case ()  # measure_case DIRECTION IMAGE [CIPHER BITS SECTOR]
 {
-  local r d=() f
+  local r d=() c=() f m
   for (( r = 0; r < repeats; r++ )); do
     f=$(measure "$1" file) || exit 1
-    echo "$1 $f" >> "$file_runs"
-    d+=("$(measure "$@")") || exit 1
+    echo "$1 ${f% *}" >> "$file_runs"
+    m=$(measure "$@") || exit 1
+    d+=("${m% *}") c+=("${m#* }")
   done
-  printf '%s\n' "${d[@]}" | median
+  echo "$(printf '%s\n' "${d[@]}" | median)" \
+       "$(printf '%s\n' "${c[@]}" | median)"
 }
 
 file_median () { awk -v d="$1" '$1 == d { print $2 }' "$file_runs" | median; }
 
 # ---- Measuring: every case, with progress; the tables come after ----
 
-declare -A case_ms
+declare -A case_ms cipher_ms
 done_n=0 total_n=$(( (${#cases[@]} + 2) * 2 ))
 progress ()  # progress WHAT MS
 {
@@ -244,8 +270,8 @@ progress ()  # progress WHAT MS
 for c in "${cases[@]}"; do
   read -r img cipher bits sector <<< "$c"
   for dir in write read; do
-    case_ms[$c $dir]=$(measure_case "$dir" "$img" "$cipher" "$bits" \
-                         "$sector") || exit 1
+    m=$(measure_case "$dir" "$img" "$cipher" "$bits" "$sector") || exit 1
+    case_ms[$c $dir]=${m% *} cipher_ms[$c $dir]=${m#* }
     progress "$c $dir" "${case_ms[$c $dir]}"
   done
 done
@@ -254,7 +280,8 @@ done
 null_cases=("null default" "null-nowq no-write-workqueue=1")
 for c in "${null_cases[@]}"; do
   for dir in write read; do
-    case_ms[$c $dir]=$(measure_case "$dir" "${c%% *}") || exit 1
+    m=$(measure_case "$dir" "${c%% *}") || exit 1
+    case_ms[$c $dir]=${m% *}
     progress "cipher_null ${c#* } $dir" "${case_ms[$c $dir]}"
   done
 done
@@ -265,11 +292,13 @@ done
 file_n=$(awk '$1 == "write"' "$file_runs" | wc -l)
 
 csv=$out/cpu.csv
-echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio" > "$csv"
-printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' image cipher bits \
-  sector dir "file" dmcrypt openssl ratio
-printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' "" "" "" bytes "" \
-  ms/GiB ms/GiB ms/GiB "x"
+echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib" > "$csv"
+row_format='%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s %9s\n'
+# shellcheck disable=SC2059
+printf "$row_format" image cipher bits sector dir "file" dmcrypt openssl \
+  ratio cipher
+# shellcheck disable=SC2059
+printf "$row_format" "" "" "" bytes "" ms/GiB ms/GiB ms/GiB "x" ms/GiB
 for c in "${cases[@]}"; do
   read -r img cipher bits sector <<< "$c"
   # XTS splits its key in two: the AES key is half of it.
@@ -277,12 +306,13 @@ for c in "${cases[@]}"; do
   [[ $cipher == *-xts-* ]] && aes_bits=$(( bits / 2 ))
   ossl=${openssl_ms[$aes_bits]}
   for dir in write read; do
-    f=${file_ms[$dir]} d=${case_ms[$c $dir]}
+    f=${file_ms[$dir]} d=${case_ms[$c $dir]} cm=${cipher_ms[$c $dir]}
     ratio=$(awk -v f="$f" -v d="$d" -v o="$ossl" \
               'BEGIN { printf "%.2f", (d - f) / o }')
-    printf '%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s\n' "$img" "$cipher" \
-      "$bits" "$sector" "$dir" "$f" "$d" "$ossl" "$ratio"
-    echo "$img,$cipher,$bits,$sector,$dir,$f,$d,$ossl,$ratio" >> "$csv"
+    # shellcheck disable=SC2059
+    printf "$row_format" "$img" "$cipher" "$bits" "$sector" "$dir" "$f" \
+      "$d" "$ossl" "$ratio" "$cm"
+    echo "$img,$cipher,$bits,$sector,$dir,$f,$d,$ossl,$ratio,$cm" >> "$csv"
   done
 done
 
@@ -291,7 +321,9 @@ echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
      "aes-{128,256}-xts (4 KiB buffers, one core) of the same AES key size;" \
      "dmcrypt: the median of $repeats run(s) of the case; file: the median" \
      "of all $file_n runs of the file plugin in that direction, one before" \
-     "each run of dmcrypt"
+     "each run of dmcrypt; cipher: the cipher's own CPU per GiB inside" \
+     "the server (its sampled clock, the median of the runs), the rest of" \
+     "dmcrypt - file being the engine's and the write path's"
 
 # over = dmcrypt / file: the engine's and the write path's own cost.
 wcsv=$out/writepath.csv
