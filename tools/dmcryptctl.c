@@ -128,7 +128,6 @@ cmd_info (int argc, char **argv)
   return reps ? r : -1;
 }
 
-/* table and status: one line per volume ("name: line" for all). */
 /* DIR ("encrypt", "decrypt"): the sampled CPU time of the cipher as ms
  * per GiB of that direction, once a chunk of it was timed. */
 static void
@@ -145,6 +144,7 @@ print_cipher_cost (const struct ctl_message *rep, const char *dir)
             ns / 1e6 * (1024.0 * 1024 * 1024) / bytes);
 }
 
+/* table and status: one line per volume ("name: line" for all). */
 static int
 print_lines (int argc, char **argv, const char *op)
 {
@@ -182,7 +182,8 @@ print_lines (int argc, char **argv, const char *op)
           && ctl_get_u64 (&rep, "stat.sequential", &sequential) == 0
           && dispatches > 0)
         printf ("sequential_fraction: %.3f\n",
-                (double) sequential / dispatches);      print_cipher_cost (&rep, "decrypt");
+                (double) sequential / dispatches);
+      print_cipher_cost (&rep, "decrypt");
       print_cipher_cost (&rep, "encrypt");
     }
     ctl_msg_free (&req);
