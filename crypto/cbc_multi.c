@@ -47,9 +47,9 @@ transpose (uint8_t *dst, size_t dst_i, size_t dst_k, const uint8_t *src,
                   block_bytes);
 }
 
-/* DST ^= SRC over LEN bytes, a multiple of 8: 16 bytes at a time where
- * SSE2 is (it is on every x86-64), for a column XORed once per block of
- * every sector is a pass over all the data. */
+/* DST ^= SRC over LEN bytes, a multiple of 8; 16 bytes at a time where
+ * there is SSE2 (every x86-64): the XORs of a group's columns are a pass
+ * over all its data. */
 static void
 xor_into (uint8_t *dst, const uint8_t *src, size_t len)
 {
