@@ -82,6 +82,14 @@ EVP_CIPHER *
 block_cipher_fetch (const struct block_cipher *bc, const char *mode,
                     size_t key_bytes)
 {
+  return block_cipher_fetch_from (bc, bc->lib, mode, key_bytes);
+}
+
+EVP_CIPHER *
+block_cipher_fetch_from (const struct block_cipher *bc,
+                         enum block_cipher_lib lib, const char *mode,
+                         size_t key_bytes)
+{
   OSSL_LIB_CTX *libctx = NULL;
   EVP_CIPHER *cipher;
   char name[64];
@@ -98,7 +106,7 @@ block_cipher_fetch (const struct block_cipher *bc, const char *mode,
                   "has no such key size)", bc->name, key_bytes * 8);
     return NULL;
   }
-  if (bc->lib == LIB_OPENSSL_LEGACY) {
+  if (lib == LIB_OPENSSL_LEGACY) {
     libctx = legacy_libctx_get ();
     if (libctx == NULL) {
       nbdkit_error ("unsupported cipher: %s (OpenSSL's legacy provider "
@@ -106,7 +114,7 @@ block_cipher_fetch (const struct block_cipher *bc, const char *mode,
       return NULL;
     }
   }
-  else if (bc->lib == LIB_GCRYPT) {
+  else if (lib == LIB_GCRYPT) {
     libctx = gcrypt_provider_libctx ();
     if (libctx == NULL) {
       nbdkit_error ("unsupported cipher: %s (libgcrypt does not load)",
@@ -118,7 +126,7 @@ block_cipher_fetch (const struct block_cipher *bc, const char *mode,
   if (cipher == NULL) {
     ERR_clear_error ();
     nbdkit_error ("unsupported cipher: %s (%s has no %s)", bc->name,
-                  bc->lib == LIB_GCRYPT ? "libgcrypt" : "OpenSSL", name);
+                  lib == LIB_GCRYPT ? "libgcrypt" : "OpenSSL", name);
   }
   return cipher;
 }

@@ -43,6 +43,10 @@ void block_cipher_key_sizes_text (const struct block_cipher *bc,
  * key (per half for XTS).  Returns NULL after nbdkit_error. */
 EVP_CIPHER *block_cipher_fetch (const struct block_cipher *bc,
                                 const char *mode, size_t key_bytes);
+/* The same from LIB rather than BC's own library (libgcrypt's AES-XTS). */
+EVP_CIPHER *block_cipher_fetch_from (const struct block_cipher *bc,
+                                     enum block_cipher_lib lib,
+                                     const char *mode, size_t key_bytes);
 
 /* A context of CIPHER keyed with KEY for encryption (ENCRYPT true) or
  * decryption.  EVP_CipherUpdate on it returns every byte at once (no

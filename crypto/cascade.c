@@ -133,6 +133,22 @@ cascade_new (const struct sector_cipher_params *p)
   return c;
 }
 
+const char *
+cascade_library (const struct cascade *c)
+{
+  bool openssl = false, gcrypt = false;
+  unsigned i;
+
+  for (i = 0; i < c->layers; i++) {
+    const char *lib = sector_cipher_library (c->layer[i]);
+
+    openssl |= strcmp (lib, "openssl") == 0;
+    gcrypt |= strcmp (lib, "libgcrypt") == 0;
+  }
+  return openssl && gcrypt ? "openssl+libgcrypt"
+    : gcrypt ? "libgcrypt" : openssl ? "openssl" : "none";
+}
+
 void
 cascade_free (struct cascade *c)
 {

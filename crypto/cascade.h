@@ -34,6 +34,8 @@ int cascade_check_spec (const char *spec, size_t key_size);
 /* Keys every layer.  NULL after nbdkit_error. */
 struct cascade *cascade_new (const struct sector_cipher_params *p);
 void cascade_free (struct cascade *c);
+/* sector_cipher_library of a cascade. */
+const char *cascade_library (const struct cascade *c);
 
 /* sector_cipher_encrypt/decrypt over the whole chain. */
 int cascade_convert (struct cascade *c, uint8_t *dst, const uint8_t *src,

@@ -14,6 +14,19 @@
 
 struct sector_cipher;
 
+/* Whose AES-XTS the sector loop calls; every other cipher has one home
+ * (block_cipher.c).  OpenSSL 3.0's AES-XTS uses AES-NI on 128-bit
+ * registers; libgcrypt 1.10's has a VAES path on 256-bit vectors, about
+ * twice as fast where the CPU has VAES.  AUTO takes libgcrypt where
+ * that path runs (its "hwflist" names intel-vaes-vpclmul), else
+ * OpenSSL.  Both give the same bytes: XTS is IEEE 1619. */
+enum sector_cipher_library
+{
+  SECTOR_CIPHER_LIB_AUTO,
+  SECTOR_CIPHER_LIB_OPENSSL,
+  SECTOR_CIPHER_LIB_LIBGCRYPT,
+};
+
 struct sector_cipher_params
 {
   const char *spec;          /* dm-crypt cipher spec, as in a table */
@@ -22,7 +35,15 @@ struct sector_cipher_params
   unsigned sector_size;      /* encryption sector size, bytes: 512..4096 */
   uint64_t iv_offset;        /* 512-byte sectors added to every IV sector */
   bool iv_large_sectors;     /* IV counts sector_size units, not 512 */
+  enum sector_cipher_library library;       /* 0: auto */
 };
+
+/* "auto", "openssl" or "libgcrypt" into *LIB; -1 for any other NAME. */
+int sector_cipher_parse_library (const char *name,
+                                 enum sector_cipher_library *lib);
+
+/* What AUTO means on this machine: "libgcrypt" or "openssl". */
+const char *sector_cipher_auto_library (void);
 
 /* Parses and checks SPEC against KEY_SIZE without keying anything.
  * Returns 0, or -1 after nbdkit_error with a one-line reason such as
@@ -50,6 +71,11 @@ int sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
                            uint64_t sector);
 
 unsigned sector_cipher_sector_size (const struct sector_cipher *c);
+
+/* The library that runs the bulk cipher: "openssl", "libgcrypt", or
+ * "none" for cipher_null; for a cascade, its layers' joined by "+" where
+ * they differ ("openssl+libgcrypt"). */
+const char *sector_cipher_library (const struct sector_cipher *c);
 
 /* true for cipher_null: encryption is a copy, and in place a no-op. */
 bool sector_cipher_is_identity (const struct sector_cipher *c);

@@ -1,17 +1,22 @@
-/* An OpenSSL provider over libgcrypt's Serpent and Twofish (ECB, CBC).
+/* An OpenSSL provider over libgcrypt's Serpent and Twofish (ECB, CBC)
+ * and its AES-XTS.
  *
  * Each algorithm context owns one libgcrypt handle and a copy of its
  * key in secmem: libgcrypt cannot duplicate a handle, so a copy
  * (EVP_CIPHER_CTX_copy, once per worker thread) opens a new one and
  * keys it again.  A copy does not carry a CBC chaining value over:
  * crypto/ sets the IV before every sector.  The handles live on
- * libgcrypt's ordinary heap, which gcry_cipher_close wipes; its own
- * secure pool is process-wide state that another library in nbdkit
- * (libssh-gcrypt under the ssh plugin) may already have set up, so it
- * is left alone. */
+ * libgcrypt's ordinary heap (guard_handle), which gcry_cipher_close
+ * wipes; its own secure pool is process-wide state that another library
+ * in nbdkit (libssh-gcrypt under the ssh plugin, libcryptsetup) may
+ * already have set up or turned off, so it is left alone. */
+#include <endian.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <gcrypt.h>
 #include <openssl/core_dispatch.h>
@@ -25,13 +30,13 @@
 #include "secmem.h"
 
 #define PROVIDER_NAME "dmcrypt-gcrypt"
-#define MAX_KEY_BYTES 32
+#define MAX_KEY_BYTES 64         /* AES-256-XTS: two 32-byte keys */
 
 struct gc_alg
 {
   int algo;                  /* GCRY_CIPHER_* */
-  int mode;                  /* GCRY_CIPHER_MODE_ECB or _CBC */
-  unsigned ossl_mode;        /* EVP_CIPH_ECB_MODE or _CBC_MODE */
+  int mode;                  /* GCRY_CIPHER_MODE_ECB, _CBC or _XTS */
+  unsigned ossl_mode;        /* EVP_CIPH_ECB_MODE, _CBC_MODE or _XTS_MODE */
   size_t default_key_bytes;
 };
 
@@ -42,6 +47,11 @@ struct gc_ctx
   bool encrypt;              /* the last init's direction */
   size_t key_bytes;
   uint8_t key[MAX_KEY_BYTES];
+  /* XTS over many data units per update (GCRYPT_PROVIDER_UNIT_BYTES):
+   * 0 for one unit.  IV: the tweak set last. */
+  size_t unit_bytes;
+  uint64_t unit_step;
+  uint8_t iv[16];
 };
 
 static void *
@@ -67,6 +77,30 @@ gc_freectx (void *vctx)
   secmem_free (c, sizeof *c);
 }
 
+/* Bytes from a handle's address that cover all of it: the structure,
+ * the key schedule and the reset copy of it, and XTS's tweak schedule
+ * (about 3 KiB for AES-XTS in libgcrypt 1.10). */
+#define HANDLE_SPAN_BYTES (16 << 10)
+
+/* libgcrypt allocates a handle on its ordinary heap (its secure pool is
+ * off: libcryptsetup disables it), and the first round key of an AES
+ * schedule is the raw key.  So the pages around the handle are kept
+ * out of core dumps and locked where RLIMIT_MEMLOCK allows, as secmem's
+ * are; neighbours on those pages lose nothing but their place in a
+ * dump.  gcry_cipher_close wipes the handle. */
+static void
+guard_handle (const void *hd)
+{
+  uintptr_t page = (uintptr_t) sysconf (_SC_PAGESIZE);
+  uintptr_t start = ((uintptr_t) hd - 64) & ~(page - 1);
+  uintptr_t end = ((uintptr_t) hd + HANDLE_SPAN_BYTES + page - 1)
+    & ~(page - 1);
+
+  /* The span may reach past the heap's end: the mapped part is done. */
+  (void) madvise ((void *) start, end - start, MADV_DONTDUMP);
+  (void) mlock ((void *) start, end - start);
+}
+
 /* Opens and keys C's handle with C->key. */
 static int
 gc_key (struct gc_ctx *c)
@@ -75,6 +109,7 @@ gc_key (struct gc_ctx *c)
 
   if (gcry_cipher_open (&hd, c->alg->algo, c->alg->mode, 0) != 0)
     return 0;
+  guard_handle (hd);
   if (gcry_cipher_setkey (hd, c->key, c->key_bytes) != 0) {
     gcry_cipher_close (hd);
     return 0;
@@ -93,7 +128,10 @@ gc_dupctx (void *vctx)
     return NULL;
   c->key_bytes = src->key_bytes;
   c->encrypt = src->encrypt;
+  c->unit_bytes = src->unit_bytes;
+  c->unit_step = src->unit_step;
   memcpy (c->key, src->key, sizeof c->key);
+  memcpy (c->iv, src->iv, sizeof c->iv);
   if (src->hd != NULL && !gc_key (c)) {
     gc_freectx (c);
     return NULL;
@@ -121,8 +159,12 @@ gc_init (struct gc_ctx *c, bool encrypt, const unsigned char *key,
     if (!gc_key (c))
       return 0;
   }
-  if (iv != NULL && c->alg->mode == GCRY_CIPHER_MODE_CBC)
+  if (iv != NULL && c->alg->mode != GCRY_CIPHER_MODE_ECB) {
+    if (iv_bytes != sizeof c->iv)
+      return 0;
+    memcpy (c->iv, iv, sizeof c->iv);
     return c->hd != NULL && gcry_cipher_setiv (c->hd, iv, iv_bytes) == 0;
+  }
   return 1;
 }
 
@@ -142,6 +184,38 @@ gc_decrypt_init (void *vctx, const unsigned char *key, size_t key_bytes,
   return gc_init (vctx, false, key, key_bytes, iv, iv_bytes, params);
 }
 
+static gcry_error_t
+gc_crypt (struct gc_ctx *c, unsigned char *out, size_t out_size,
+          const unsigned char *in, size_t in_bytes)
+{
+  return c->encrypt ? gcry_cipher_encrypt (c->hd, out, out_size, in, in_bytes)
+    : gcry_cipher_decrypt (c->hd, out, out_size, in, in_bytes);
+}
+
+/* Each unit with its own tweak, the IV's first 8 bytes a little-endian
+ * counter: dm-crypt's plain64 IV, one EVP call for a run of sectors. */
+static gcry_error_t
+gc_crypt_units (struct gc_ctx *c, unsigned char *out,
+                const unsigned char *in, size_t in_bytes)
+{
+  gcry_error_t e = 0;
+  uint64_t counter;
+  size_t off;
+
+  memcpy (&counter, c->iv, sizeof counter);
+  counter = le64toh (counter);
+  for (off = 0; e == 0 && off < in_bytes; off += c->unit_bytes) {
+    uint64_t le = htole64 (counter);
+
+    memcpy (c->iv, &le, sizeof le);
+    e = gcry_cipher_setiv (c->hd, c->iv, sizeof c->iv);
+    if (e == 0)
+      e = gc_crypt (c, out + off, c->unit_bytes, in + off, c->unit_bytes);
+    counter += c->unit_step;
+  }
+  return e;
+}
+
 /* Whole blocks only: crypto/ never asks for more (padding is never
  * used, EVP_CipherFinal never called). */
 static int
@@ -153,10 +227,12 @@ gc_update (void *vctx, unsigned char *out, size_t *out_bytes,
 
   if (c->hd == NULL || out_size < in_bytes || in_bytes % 16 != 0)
     return 0;
-  if (c->encrypt)
-    e = gcry_cipher_encrypt (c->hd, out, out_size, in, in_bytes);
+  if (c->unit_bytes == 0)
+    e = gc_crypt (c, out, out_size, in, in_bytes);
+  else if (in_bytes % c->unit_bytes == 0)
+    e = gc_crypt_units (c, out, in, in_bytes);
   else
-    e = gcry_cipher_decrypt (c->hd, out, out_size, in, in_bytes);
+    return 0;
   *out_bytes = in_bytes;
   return e == 0;
 }
@@ -170,7 +246,7 @@ gc_final (void *vctx, unsigned char *out, size_t *out_bytes,
   return 1;
 }
 
-/* Key length is the only setting; "padding" is accepted and ignored,
+/* Key length, and XTS's data units; "padding" is accepted and ignored,
  * since whole blocks are all there is. */
 static int
 gc_set_ctx_params (void *vctx, const OSSL_PARAM params[])
@@ -187,7 +263,23 @@ gc_set_ctx_params (void *vctx, const OSSL_PARAM params[])
       return 0;
     c->key_bytes = bytes;
   }
+  p = OSSL_PARAM_locate_const (params, GCRYPT_PROVIDER_UNIT_BYTES);
+  if (p != NULL) {
+    if (c->alg->mode != GCRY_CIPHER_MODE_XTS ||
+        !OSSL_PARAM_get_size_t (p, &bytes) || bytes % 16 != 0)
+      return 0;
+    c->unit_bytes = bytes;
+  }
+  p = OSSL_PARAM_locate_const (params, GCRYPT_PROVIDER_UNIT_STEP);
+  if (p != NULL && !OSSL_PARAM_get_uint64 (p, &c->unit_step))
+    return 0;
   return 1;
+}
+
+static size_t
+iv_bytes_of (const struct gc_alg *alg)
+{
+  return alg->mode == GCRY_CIPHER_MODE_ECB ? 0 : 16;
 }
 
 static int
@@ -200,8 +292,7 @@ gc_get_ctx_params (void *vctx, OSSL_PARAM params[])
   if (p != NULL && !OSSL_PARAM_set_size_t (p, c->key_bytes))
     return 0;
   p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_IVLEN);
-  if (p != NULL && !OSSL_PARAM_set_size_t (p, c->alg->mode ==
-                                           GCRY_CIPHER_MODE_CBC ? 16 : 0))
+  if (p != NULL && !OSSL_PARAM_set_size_t (p, iv_bytes_of (c->alg)))
     return 0;
   return 1;
 }
@@ -218,7 +309,7 @@ gc_get_params (const struct gc_alg *alg, OSSL_PARAM params[])
       !OSSL_PARAM_set_size_t (p, alg->default_key_bytes))
     return 0;
   if ((p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_IVLEN)) != NULL &&
-      !OSSL_PARAM_set_size_t (p, alg->mode == GCRY_CIPHER_MODE_CBC ? 16 : 0))
+      !OSSL_PARAM_set_size_t (p, iv_bytes_of (alg)))
     return 0;
   if ((p = OSSL_PARAM_locate (params, OSSL_CIPHER_PARAM_BLOCK_SIZE)) != NULL
       && !OSSL_PARAM_set_size_t (p, 16))
@@ -232,6 +323,8 @@ gc_settable_ctx_params (void *cctx, void *provctx)
   static const OSSL_PARAM settable[] = {
     OSSL_PARAM_size_t (OSSL_CIPHER_PARAM_KEYLEN, NULL),
     OSSL_PARAM_uint (OSSL_CIPHER_PARAM_PADDING, NULL),
+    OSSL_PARAM_size_t (GCRYPT_PROVIDER_UNIT_BYTES, NULL),
+    OSSL_PARAM_uint64 (GCRYPT_PROVIDER_UNIT_STEP, NULL),
     OSSL_PARAM_END
   };
   (void) cctx; (void) provctx;
@@ -303,6 +396,11 @@ GC_ALGORITHM (twofish_ecb, GCRY_CIPHER_TWOFISH, GCRY_CIPHER_MODE_ECB,
               EVP_CIPH_ECB_MODE, 32)
 GC_ALGORITHM (twofish_cbc, GCRY_CIPHER_TWOFISH, GCRY_CIPHER_MODE_CBC,
               EVP_CIPH_CBC_MODE, 32)
+/* The IV is XTS's tweak, the whole key both halves. */
+GC_ALGORITHM (aes128_xts, GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_XTS,
+              EVP_CIPH_XTS_MODE, 32)
+GC_ALGORITHM (aes256_xts, GCRY_CIPHER_AES256, GCRY_CIPHER_MODE_XTS,
+              EVP_CIPH_XTS_MODE, 64)
 
 #define PROPS "provider=" PROVIDER_NAME
 static const OSSL_ALGORITHM ciphers[] = {
@@ -310,6 +408,8 @@ static const OSSL_ALGORITHM ciphers[] = {
   { "SERPENT-CBC", PROPS, fns_serpent_cbc, "Serpent CBC (libgcrypt)" },
   { "TWOFISH-ECB", PROPS, fns_twofish_ecb, "Twofish ECB (libgcrypt)" },
   { "TWOFISH-CBC", PROPS, fns_twofish_cbc, "Twofish CBC (libgcrypt)" },
+  { "AES-128-XTS", PROPS, fns_aes128_xts, "AES-128-XTS (libgcrypt)" },
+  { "AES-256-XTS", PROPS, fns_aes256_xts, "AES-256-XTS (libgcrypt)" },
   { NULL, NULL, NULL, NULL }
 };
 
@@ -372,4 +472,20 @@ gcrypt_provider_libctx (void)
 {
   pthread_once (&libctx_once, make_libctx);
   return gcrypt_libctx;
+}
+
+/* libgcrypt lists its CPU paths in "hwflist"; "intel-vaes-vpclmul" is
+ * its VAES code, which runs XTS on 256-bit vectors (any vendor's CPU). */
+bool
+gcrypt_provider_has_vaes (void)
+{
+  char *flags;
+  bool vaes;
+
+  if (gcrypt_provider_libctx () == NULL)
+    return false;
+  flags = gcry_get_config (0, "hwflist");
+  vaes = flags != NULL && strstr (flags, ":intel-vaes-vpclmul:") != NULL;
+  gcry_free (flags);
+  return vaes;
 }

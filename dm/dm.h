@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../backend/backend.h"
+#include "../crypto/cipher.h"
 #include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
 #include "../table/segments.h"
@@ -57,6 +58,7 @@ struct dm_host
   int (*hold) (void *arg);
   void *arg;
   bool server_readonly;            /* nothing may ever write (nbdkit -r) */
+  enum sector_cipher_library cipher_library;   /* every table's */
   /* The engine's settings that no table carries (max sizes, in-flight
    * cap, offload, debug); the rest is filled from each table. */
   struct engine_config engine;
@@ -129,6 +131,9 @@ struct dm_state
   uint64_t length;           /* the live table's, 512-byte sectors */
   unsigned targets;          /* segments, 1 for the table alone */
   const char *scheduler;     /* the live write-out policy */
+  const char *cipher_library;  /* sector_cipher_library of the live
+                                  table's cipher; "none" while its key
+                                  is wiped */
   unsigned workers;          /* 0: online CPUs */
 };
 void dm_get_state (const struct dm_mapping *m, struct dm_state *s);

@@ -38,6 +38,7 @@ build (const struct dm_mapping *m, const struct crypt_table *t,
     .spec = t->cipher, .key = t->key, .key_size = t->key_size,
     .sector_size = t->sector_size, .iv_offset = t->iv_offset,
     .iv_large_sectors = (t->flags & CT_IV_LARGE_SECTORS) != 0,
+    .library = m->host.cipher_library,
   };
   struct engine_config ec = m->host.engine;
 
@@ -162,6 +163,9 @@ dm_get_state (const struct dm_mapping *m, struct dm_state *s)
   s->length = m->live.table.length;
   s->targets = m->segments.count ? m->segments.count : 1;
   s->scheduler = m->live.scheduler;
+  /* No cipher after "key wipe" until "key set". */
+  s->cipher_library = m->live.cipher ? sector_cipher_library (m->live.cipher)
+    : "none";
   s->workers = m->live.workers;
 }
 

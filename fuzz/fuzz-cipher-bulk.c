@@ -1,10 +1,12 @@
 /* Differential: the sector cipher's bulk paths (XTS on ECB, interleaved
- * CBC encryption, IVs made in bulk) against OpenSSL's own modes one
- * sector at a time (cipher-reference.h).
+ * CBC encryption, IVs made in bulk, libgcrypt's AES-XTS over runs of
+ * sectors) against OpenSSL's own modes one sector at a time
+ * (cipher-reference.h).
  *
  * Input: byte 0 the case (cipher-reference.h's list), byte 1 the
  * geometry (bits 0-1: sector size 512 << n; bit 2: iv_large_sectors;
- * bits 3-5: iv_offset in encryption sectors), byte 2 the number of
+ * bits 3-5: iv_offset in encryption sectors; bit 6: AES-XTS from
+ * libgcrypt, else OpenSSL), byte 2 the number of
  * encryption sectors less one (at most 8), bytes 3-10 the start sector
  * (little-endian, in encryption sectors), then the key (64 bytes, short
  * inputs padded with zeros) and the data (the rest, repeated).
@@ -75,6 +77,8 @@ fuzz_cipher_bulk (const uint8_t *data, size_t size)
   p.iv_large_sectors = (data[1] & 4) != 0;
   spu = p.sector_size / 512;
   p.iv_offset = (uint64_t) ((data[1] >> 3) & 7) * spu;
+  p.library = data[1] & 0x40 ? SECTOR_CIPHER_LIB_LIBGCRYPT
+    : SECTOR_CIPHER_LIB_OPENSSL;
   units = 1 + data[2] % MAX_UNITS;
   for (i = 0; i < 8; i++)
     start |= (uint64_t) data[3 + i] << (8 * i);

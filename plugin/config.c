@@ -61,6 +61,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "max-write-rounds=<N>   Write-out rounds written at once (default 0:\n" \
   "                    no limit; 1: one write at a time).\n" \
   "caller-crypt=<BOOL>    Request thread crypts too (default true).\n" \
+  "cipher-library=auto|openssl|libgcrypt  Whose AES-XTS to use (default\n" \
+  "                    auto: libgcrypt where it has VAES, else OpenSSL).\n" \
   "trace=<FILENAME>    Append blkparse-style backend IO events.\n" \
   "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n" \
   "device=none|hdd|usb|ssd  Lab: a simulated device under the engine.\n" \
@@ -105,7 +107,7 @@ const char *const dmcrypt_param_names[] = {
   "no-read-workqueue", "no-write-workqueue", "iv-large-sectors",
   "high-priority", "min-block-size", "workers", "scheduler",
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
-  "max-write-rounds", "trace", "fault-rules", "control", "name",
+  "max-write-rounds", "cipher-library", "trace", "fault-rules", "control", "name",
   "readonly", "device", "device-params", "device-speed", "nr-requests",
   "elevator",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
@@ -321,6 +323,13 @@ config_string_key (const char *key, const char *value)
     return replace_string (&params.device_params, key, value);
   if (strcmp (key, "elevator") == 0)
     return replace_string (&params.elevator, key, value);
+  if (strcmp (key, "cipher-library") == 0) {
+    if (sector_cipher_parse_library (value, &params.cipher_library) == 0)
+      return 0;
+    nbdkit_error ("cipher-library: '%s' is not auto, openssl or libgcrypt",
+                  value);
+    return -1;
+  }
   return 1;
 }
 

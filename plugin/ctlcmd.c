@@ -167,6 +167,7 @@ add_stats (struct ctl_message *rep)
   ctl_addf (rep, "stat.inflight", "%u", s.inflight);
   ctl_addf (rep, "stat.open", "%u", s.open);
   ctl_add (rep, "stat.scheduler", s.scheduler);
+  ctl_add (rep, "stat.cipher_library", s.cipher_library);
   ctl_addf (rep, "stat.workers", "%u", s.workers);
 }
 

@@ -9,6 +9,7 @@
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
+#include <gcrypt.h>
 #include <openssl/opensslv.h>
 
 #include "control.h"
@@ -34,6 +35,8 @@ dmcrypt_dump_plugin (void)
 {
   printf ("dmcrypt_version=%s\n", DMCRYPT_VERSION);
   printf ("dmcrypt_openssl=%s\n", OPENSSL_VERSION_TEXT);
+  printf ("dmcrypt_libgcrypt=%s\n", gcry_check_version (NULL));
+  printf ("dmcrypt_cipher_library_auto=%s\n", sector_cipher_auto_library ());
   printf ("dmcrypt_schedulers=%s\n", engine_policy_names ());
 }
 

@@ -74,6 +74,7 @@ struct dmcrypt_params
   uint64_t max_inflight;         /* bytes of ciphertext, 0 = default */
   unsigned max_write_rounds;     /* 0 = no limit */
   enum tristate caller_crypt;    /* unset = true */
+  enum sector_cipher_library cipher_library;   /* 0: auto */
   /* The scheduling lab: a simulated device under the engine. */
   char *device;                  /* NULL or "none": the image as it is */
   char *device_params;

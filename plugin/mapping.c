@@ -93,6 +93,7 @@ mapping_open (void)
     .backend = volume.backend, .device = device_field,
     .same_device = same_device, .locks_follow = locks_follow,
     .hold = hold, .server_readonly = volume.server_readonly,
+    .cipher_library = params.cipher_library,
     .engine = {
       .max_read_size = params.max_read_size,
       .max_write_size = params.max_write_size,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # LUKS2 images against the oracle, both directions, exact bytes: default
-# and explicit sector sizes, xts and cbc-essiv, key-file unlock, detached
+# and explicit sector sizes, xts (from OpenSSL and from libgcrypt) and
+# cbc-essiv, key-file unlock, detached
 # header, key slots, and an image that grew by less than a sector.  The
 # export size must be (image size - data offset) rounded down to the
 # encryption sector size, its minimum block size 1 (any alignment) and
@@ -77,15 +78,17 @@ check_volume ()  # check_volume IMG HEADER|- KEY plugin-args...
   expect_same "oracle wrote, plugin read" b.bin b.out
 }
 
-# Formats a fresh IMG of SIZE and checks it through a passphrase.
+# Formats a fresh IMG of SIZE and checks it through a passphrase, with
+# the plugin arguments in the array EXTRA besides.
+extra=()
 luks2_case ()  # luks2_case TITLE SIZE luksFormat-args...
 {
   local title=$1 size=$2 img=l2.img; shift 2
-  echo "LUKS2: $title"
+  echo "LUKS2: $title${extra[*]:+, ${extra[*]}}"
   rm -f "$img"; truncate -s "$size" "$img"
   luks_format luks2 "$img" "$pw" "$@" || fail "luksFormat $*"
   check_volume "$img" - "$(luks_volume_key "$img" "$pw")" \
-    file="$img" passphrase=+pw
+    file="$img" passphrase=+pw "${extra[@]}"
 }
 
 luks2_case "defaults (4096-byte sectors)" 48M
@@ -97,6 +100,15 @@ luks2_case "aes-xts-plain64 512, 4096-byte sectors" 40M \
   --cipher aes-xts-plain64 --key-size 512 --sector-size 4096
 luks2_case "aes-xts-plain64 256, 2048-byte sectors" 40M \
   --cipher aes-xts-plain64 --key-size 256 --sector-size 2048
+# Each library's AES-XTS, whichever "auto" takes on this machine.
+for lib in openssl libgcrypt; do
+  extra=(cipher-library=$lib)
+  for ss in 512 4096; do
+    luks2_case "aes-xts-plain64 512, $ss-byte sectors" 40M \
+      --cipher aes-xts-plain64 --key-size 512 --sector-size $ss
+  done
+done
+extra=()
 luks2_case "aes-cbc-essiv:sha256, 512-byte sectors" 40M \
   --cipher aes-cbc-essiv:sha256 --key-size 256 --sector-size 512
 luks2_case "aes-cbc-essiv:sha256, 4096-byte sectors" 40M \

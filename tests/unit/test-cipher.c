@@ -1,11 +1,14 @@
 /* sector_cipher: known answers (IEEE 1619-2007 XTS vectors, digests that
  * tests/cipher-vectors.py makes with the oracle), the kernel's IV
  * arithmetic read back from real ciphertext, round trips, in-place use,
- * threads, and every refusal with its message.
+ * threads, and every refusal with its message; all of it once with
+ * AES-XTS from OpenSSL and once from libgcrypt, and which library each
+ * cipher uses.
  *
  *   test-cipher                  run the tests
  *   test-cipher --bench          MB/s of aes-xts-plain64 on one core, in
- *                                place and as the engine's writes use it
+ *                                place and as the engine's writes use it,
+ *                                with each library's AES-XTS
  *   test-cipher --print-digests  our digests, for cipher-vectors.py */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gcrypt.h>
 #include <openssl/evp.h>
 
 #include "../../common/cleanup.h"
@@ -33,6 +37,8 @@
 #define VECTOR_KEY_MAX 192
 
 static uint8_t plain[PLAIN_BYTES];
+/* Whose AES-XTS every cipher of the tests uses. */
+static enum sector_cipher_library library = SECTOR_CIPHER_LIB_OPENSSL;
 
 static void
 make_plain (void)
@@ -85,7 +91,7 @@ new_cipher (const char *spec, const uint8_t *key, size_t key_bytes,
   struct sector_cipher_params p = {
     .spec = spec, .key = key, .key_size = key_bytes,
     .sector_size = sector_size, .iv_offset = iv_offset,
-    .iv_large_sectors = large,
+    .iv_large_sectors = large, .library = library,
   };
   return sector_cipher_new (&p);
 }
@@ -898,9 +904,10 @@ bench_one (const char *spec, size_t key_bytes, unsigned sector_size)
     } while ((secs[dir] = cpu_seconds () - start) < 1.0);
   }
   printf ("%-22s %3zu-byte key, %4u-byte sectors: encrypt %6.0f MB/s, "
-          "decrypt %6.0f MB/s\n", spec, key_bytes, sector_size,
+          "decrypt %6.0f MB/s (%s)\n", spec, key_bytes, sector_size,
           rounds[0] * (buf_bytes / 1e6) / secs[0],
-          rounds[1] * (buf_bytes / 1e6) / secs[1]);
+          rounds[1] * (buf_bytes / 1e6) / secs[1],
+          sector_cipher_library (c));
   sector_cipher_free (c);
   free (buf);
 }
@@ -936,9 +943,10 @@ bench_out_of_place (unsigned sector_size, bool cold)
     rounds++;
   } while ((secs = cpu_seconds () - start) < 1.0);
   printf ("aes-xts-plain64         64-byte key, %4u-byte sectors: encrypt "
-          "%6.0f MB/s, out of place from %s\n", sector_size,
+          "%6.0f MB/s, out of place from %s (%s)\n", sector_size,
           rounds * ((1 << 20) / 1e6) / secs,
-          cold ? "64 MiB (beyond the caches)" : "1 MiB (in cache)");
+          cold ? "64 MiB (beyond the caches)" : "1 MiB (in cache)",
+          sector_cipher_library (c));
   sector_cipher_free (c);
   free (src);
   free (dst);
@@ -947,13 +955,22 @@ bench_out_of_place (unsigned sector_size, bool cold)
 static void
 bench (void)
 {
+  static const enum sector_cipher_library libs[] = {
+    SECTOR_CIPHER_LIB_OPENSSL, SECTOR_CIPHER_LIB_LIBGCRYPT,
+  };
+  size_t i;
+
   printf ("one thread, 1 MiB buffer, in place, MB per CPU second:\n");
-  bench_one ("aes-xts-plain64", 64, 4096);
-  bench_one ("aes-xts-plain64", 64, 2048);
-  bench_one ("aes-xts-plain64", 64, 1024);
-  bench_one ("aes-xts-plain64", 64, 512);
-  bench_one ("aes-xts-plain64", 32, 4096);
-  bench_one ("aes-xts-plain64", 32, 512);
+  for (i = 0; i < ARRAY_SIZE (libs); i++) {
+    library = libs[i];
+    bench_one ("aes-xts-plain64", 64, 4096);
+    bench_one ("aes-xts-plain64", 64, 2048);
+    bench_one ("aes-xts-plain64", 64, 1024);
+    bench_one ("aes-xts-plain64", 64, 512);
+    bench_one ("aes-xts-plain64", 32, 4096);
+    bench_one ("aes-xts-plain64", 32, 512);
+    bench_one ("aes-xts-essiv:sha256", 64, 1024);
+  }
   bench_one ("aes-xts-plain64", 48, 4096);
   bench_one ("aes-xts-plain64", 48, 512);
   bench_one ("aes-cbc-essiv:sha256", 32, 4096);
@@ -961,10 +978,13 @@ bench (void)
   bench_one ("aes-cbc-essiv:sha256", 16, 4096);
   printf ("one thread, 128 KiB at a time into one buffer, MB per CPU "
           "second:\n");
-  bench_out_of_place (4096, false);
-  bench_out_of_place (4096, true);
-  bench_out_of_place (512, false);
-  bench_out_of_place (512, true);
+  for (i = 0; i < ARRAY_SIZE (libs); i++) {
+    library = libs[i];
+    bench_out_of_place (4096, false);
+    bench_out_of_place (4096, true);
+    bench_out_of_place (512, false);
+    bench_out_of_place (512, true);
+  }
 }
 
 /* Real BitLocker sectors (elephant), decrypted in place and re-encrypted
@@ -1003,6 +1023,90 @@ test_bitlk_sectors (void)
   }
 }
 
+/* LIB's name for SPEC with KEY_BYTES of pattern key and SECTOR_SIZE. */
+static void
+check_library (enum sector_cipher_library lib, const char *spec,
+               size_t key_bytes, unsigned sector_size, const char *want)
+{
+  uint8_t key[VECTOR_KEY_MAX];
+  struct sector_cipher *c;
+
+  make_key (key, key_bytes, KEY_PATTERN);
+  library = lib;
+  c = new_cipher (spec, key, key_bytes, sector_size, 0, false);
+  CHECK (c != NULL);
+  if (c != NULL)
+    CHECK_MSG (strcmp (sector_cipher_library (c), want) == 0,
+               "%s, %u-byte sectors, library %d: %s, not %s", spec,
+               sector_size, (int) lib, sector_cipher_library (c), want);
+  sector_cipher_free (c);
+}
+
+/* The choice of library, its names, and what "auto" means here. */
+static void
+test_library (void)
+{
+  const enum sector_cipher_library ossl = SECTOR_CIPHER_LIB_OPENSSL;
+  const enum sector_cipher_library gc = SECTOR_CIPHER_LIB_LIBGCRYPT;
+  enum sector_cipher_library lib;
+  uint8_t same_halves[64];
+  char *flags = gcry_get_config (0, "hwflist");
+  bool vaes = flags && strstr (flags, ":intel-vaes-vpclmul:") != NULL;
+  struct sector_cipher *c;
+
+  gcry_free (flags);
+  CHECK (sector_cipher_parse_library ("auto", &lib) == 0 &&
+         lib == SECTOR_CIPHER_LIB_AUTO);
+  CHECK (sector_cipher_parse_library ("openssl", &lib) == 0 && lib == ossl);
+  CHECK (sector_cipher_parse_library ("libgcrypt", &lib) == 0 && lib == gc);
+  CHECK (sector_cipher_parse_library ("gcrypt", &lib) == -1);
+  CHECK (sector_cipher_parse_library ("", &lib) == -1);
+  CHECK (strcmp (sector_cipher_auto_library (),
+                 vaes ? "libgcrypt" : "openssl") == 0);
+  check_library (SECTOR_CIPHER_LIB_AUTO, "aes-xts-plain64", 64, 4096,
+                 vaes ? "libgcrypt" : "openssl");
+  check_library (ossl, "aes-xts-plain64", 64, 4096, "openssl");
+  check_library (gc, "aes-xts-plain64", 64, 4096, "libgcrypt");
+  check_library (gc, "aes-xts-plain64", 32, 512, "libgcrypt");
+  /* A per-sector IV reset costs more than VAES saves at 512 bytes. */
+  check_library (gc, "aes-xts-essiv:sha256", 64, 512, "openssl");
+  check_library (gc, "aes-xts-essiv:sha256", 64, 1024, "libgcrypt");
+  /* libgcrypt has no AES-192-XTS; other modes stay OpenSSL's. */
+  check_library (gc, "aes-xts-plain64", 48, 4096, "openssl");
+  check_library (gc, "aes-cbc-essiv:sha256", 32, 4096, "openssl");
+  check_library (ossl, "serpent-xts-plain64", 64, 4096, "libgcrypt");
+  check_library (gc, "cipher_null-ecb", 0, 512, "none");
+  check_library (ossl, "serpent-twofish-aes-xts-plain64", 192, 512,
+                 "openssl+libgcrypt");
+  check_library (gc, "serpent-twofish-aes-xts-plain64", 192, 512,
+                 "libgcrypt");
+  /* Equal halves: the ECB construction, as with OpenSSL. */
+  memset (same_halves, 0x11, sizeof same_halves);
+  library = gc;
+  c = new_cipher ("aes-xts-plain64", same_halves, 64, 4096, 0, false);
+  CHECK (c != NULL && strcmp (sector_cipher_library (c), "openssl") == 0);
+  sector_cipher_free (c);
+}
+
+/* Everything that checks bytes, with LIB's AES-XTS. */
+static void
+test_bytes_with (enum sector_cipher_library lib)
+{
+  library = lib;
+  test_ieee_vectors ();
+  test_block_vectors ();
+  test_digests ();
+  test_split_calls ();
+  test_iv_arithmetic ();
+  test_round_trips ();
+  test_equivalent_specs ();
+  test_reference_specs ();
+  test_luks1_images ();
+  test_bitlk_sectors ();
+  test_threads ();
+  test_many_ciphers ();
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -1015,24 +1119,16 @@ main (int argc, char *argv[])
     return 0;
   }
   make_plain ();
-  test_ieee_vectors ();
-  test_block_vectors ();
-  test_digests ();
-  test_split_calls ();
-  test_iv_arithmetic ();
-  test_round_trips ();
-  test_equivalent_specs ();
-  test_reference_specs ();
-  test_luks1_images ();
-  test_bitlk_sectors ();
+  test_bytes_with (SECTOR_CIPHER_LIB_OPENSSL);
+  test_bytes_with (SECTOR_CIPHER_LIB_LIBGCRYPT);
   test_refusals ();
   test_bad_params ();
-  test_threads ();
-  test_many_ciphers ();
+  test_library ();
   if (failures > 0) {
     fprintf (stderr, "%d check(s) failed\n", failures);
     return 1;
   }
-  printf ("cipher: all checks passed\n");
+  printf ("cipher: all checks passed, AES-XTS from OpenSSL and from "
+          "libgcrypt\n");
   return 0;
 }
