@@ -4,8 +4,10 @@
 # and print each ratio as the arithmetic of the figures beside it
 # (the file plugin's figure pooled over all its runs in a direction):
 # (dmcrypt - file) / openssl, with the cipher's own cost as the server
-# sampled it (a positive figure on every row), and the cipher_null write
-# path's rows (dmcrypt / file).  No figure is judged for speed.
+# sampled it (a positive figure on every row) and the library the server
+# says it ran (AES-XTS once per --cipher-library value), and the
+# cipher_null write path's rows (dmcrypt / file).  No figure is judged
+# for speed.
 # front-end: none
 # sanitizer: none
 source "$(dirname "$0")/functions.sh"
@@ -22,6 +24,8 @@ bench="$topdir/tools/bench-cpu.sh"
   && fail "an unknown option was accepted"
 "$bench" --plugin "$tmp/missing.so" --out "$tmp/bad" >/dev/null 2>&1 \
   && fail "a missing plugin was accepted"
+"$bench" --cipher-library openssl,nettle --out "$tmp/bad" >/dev/null 2>&1 \
+  && fail "an unknown cipher library was accepted"
 
 # An nbdkit on PATH that logs each server's arguments, so that the test
 # sees what every row measured.
@@ -35,54 +39,60 @@ EOF
 chmod +x "$tmp/bin/nbdkit"
 
 PATH=$tmp/bin:$PATH timeout 300 "$bench" --quick --size 4M --out "$tmp/out" \
-  --workdir "$tmp" > "$tmp/stdout" 2>&1
+  --workdir "$tmp" --cipher-library openssl,libgcrypt > "$tmp/stdout" 2>&1
 rc=$?
 cat "$tmp/stdout"
 [ $rc -eq 0 ] || fail "bench-cpu.sh exited with $rc"
 
 csv="$tmp/out/cpu.csv"
 expect_equal "CSV header" \
-  "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib" \
+  "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib,cipher_library" \
   "$(head -n 1 "$csv")"
 # The quick set, written out here rather than taken from the script.
 expected=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096"
           "plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
           "plain aes-cbc-essiv:sha256 128 4096"
           "plain aes-cbc-essiv:sha256 256 4096")
-expect_equal "rows" $(( ${#expected[@]} * 2 )) $(( $(wc -l < "$csv") - 1 ))
+# AES-XTS once with each library, the two CBC-ESSIV cases with the
+# first (--cipher-library does not choose their library).
+expect_equal "rows" $(( (${#expected[@]} + 4) * 2 )) $(( $(wc -l < "$csv") - 1 ))
 number='^[0-9]+(\.[0-9]+)?$'
 for e in "${expected[@]}"; do
   read -r img cipher bits sector <<< "$e"
-  for dir in write read; do
-    line=$(grep "^$img,$cipher,$bits,$sector,$dir," "$csv") \
-      || fail "no row for $e $dir"
-    IFS=, read -r _ _ _ _ _ file_ms dm_ms ossl ratio cm <<< "$line"
-    for v in "$file_ms" "$dm_ms" "$ossl" "$cm"; do
-      [[ $v =~ $number ]] || fail "$e $dir: '$v' is not a number"
+  libs=(openssl libgcrypt)
+  [[ $cipher == *-xts-* ]] || libs=(openssl)
+  for lib in "${libs[@]}"; do
+    for dir in write read; do
+      line=$(grep "^$img,$cipher,$bits,$sector,$dir,.*,$lib\$" "$csv") \
+        || fail "no row for $e $dir $lib"
+      IFS=, read -r _ _ _ _ _ file_ms dm_ms ossl ratio cm _ <<< "$line"
+      for v in "$file_ms" "$dm_ms" "$ossl" "$cm"; do
+        [[ $v =~ $number ]] || fail "$e $dir: '$v' is not a number"
+      done
+      awk -v c="$cm" 'BEGIN { exit !(c > 0) }' \
+        || fail "$e $dir: the cipher cost nothing ($cm ms/GiB)"
+      [[ $ratio =~ ^-?[0-9]+\.[0-9][0-9]$ ]] \
+        || fail "$e $dir: ratio '$ratio' is not a number with two decimals"
+      want=$(awk -v f="$file_ms" -v d="$dm_ms" -v o="$ossl" \
+               'BEGIN { printf "%.2f", (d - f) / o }')
+      expect_equal "$e $dir ratio" "$want" "$ratio"
+      # The printed table says the same as the CSV, with its units.
+      grep -Eq "^$img +$cipher +$bits +$sector +$dir +$file_ms +$dm_ms +$ossl +$ratio +$cm +$lib\$" \
+        "$tmp/stdout" || fail "$e $dir $lib: the printed row differs from the CSV"
     done
-    awk -v c="$cm" 'BEGIN { exit !(c > 0) }' \
-      || fail "$e $dir: the cipher cost nothing ($cm ms/GiB)"
-    [[ $ratio =~ ^-?[0-9]+\.[0-9][0-9]$ ]] \
-      || fail "$e $dir: ratio '$ratio' is not a number with two decimals"
-    want=$(awk -v f="$file_ms" -v d="$dm_ms" -v o="$ossl" \
-             'BEGIN { printf "%.2f", (d - f) / o }')
-    expect_equal "$e $dir ratio" "$want" "$ratio"
-    # The printed table says the same as the CSV, with its units.
-    grep -Eq "^$img +$cipher +$bits +$sector +$dir +$file_ms +$dm_ms +$ossl +$ratio +$cm\$" \
-      "$tmp/stdout" || fail "$e $dir: the printed row differs from the CSV"
   done
 done
 grep -q 'ms/GiB' "$tmp/stdout" || fail "the table gives no units"
 # The file plugin's figure is one per direction, the median of its runs
-# beside every case: 6 ciphers and 2 cipher_null tables, one repeat.
+# beside every case: 10 cases and 2 cipher_null tables, one repeat.
 for dir in write read; do
   expect_equal "file figures for $dir rows" 1 \
     "$(awk -F, -v d="$dir" 'NR > 1 && $5 == d { print $6 }' "$csv" | sort -u | wc -l)"
 done
-grep -q 'file: the median of all 8 runs of the file plugin' "$tmp/stdout" \
+grep -q 'file: the median of all 12 runs of the file plugin' "$tmp/stdout" \
   || fail "the table does not say how many file plugin runs it pooled"
-expect_equal "progress lines" 16 \
-  "$(grep -c '^bench-cpu: \[[0-9]*/16\] .* ms/GiB$' "$tmp/stdout")"
+expect_equal "progress lines" 24 \
+  "$(grep -c '^bench-cpu: \[[0-9]*/24\] .* ms/GiB$' "$tmp/stdout")"
 # XTS's price is that of its AES key: half the XTS key.
 x256=$(grep '^luks1,' "$csv" | head -n 1 | cut -d, -f8)
 c256=$(grep '^plain,aes-cbc-essiv:sha256,256,' "$csv" | head -n 1 | cut -d, -f8)
@@ -92,7 +102,11 @@ expect_equal "aes-256 price for xts-512 and cbc-256" "$x256" "$c256"
 # plugin once before each, and the two cipher_null rows with their own
 # settings.
 servers=$tmp/servers.log
-expect_equal "file plugin servers" 16 "$(grep -c ' file /' "$servers")"
+expect_equal "file plugin servers" 24 "$(grep -c ' file /' "$servers")"
+expect_equal "servers with cipher-library=libgcrypt" 8 \
+  "$(grep -c ' cipher-library=libgcrypt$' "$servers")"
+expect_equal "servers with cipher-library=openssl" 12 \
+  "$(grep -c ' cipher-library=openssl$' "$servers")"
 null_table='file=[^ ]*/raw.img table=+[^ ]*/null-table'
 expect_equal "cipher_null servers, default stage" 2 \
   "$(grep -c "$null_table\$" "$servers")"

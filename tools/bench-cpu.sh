@@ -10,15 +10,18 @@
 # else.
 #
 #   tools/bench-cpu.sh [--quick] [--size SIZE] [--repeats N] [--out DIR]
-#                      [--workdir DIR] [--plugin FILE]
+#                      [--workdir DIR] [--plugin FILE] [--cipher-library LIST]
 #
-# Prints one row per image, cipher and direction, and writes DIR/cpu.csv:
-# image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,
-# openssl_ms_per_gib,ratio,cipher_ms_per_gib (dmcrypt: the median of
+# Prints one row per image, cipher, library and direction, and writes
+# DIR/cpu.csv: image,cipher,key_bits,sector,direction,file_ms_per_gib,
+# ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib,cipher_library
+# (dmcrypt: the median of
 # --repeats runs; file: the median of all the file plugin's runs in that
 # direction, one before each run of dmcrypt; cipher: what the cipher
 # itself cost inside the server, from its sampled clock, dmcryptctl
-# status --stats' encrypt/decrypt_cpu_ms_per_gib, the median too).  Then the write path alone: cipher_null with and
+# status --stats' encrypt/decrypt_cpu_ms_per_gib, the median too;
+# cipher_library: whose block cipher the server ran, as it says).  Then
+# the write path alone: cipher_null with and
 # without the write-out stage against the file plugin,
 # DIR/writepath.csv: table,direction,file_ms_per_gib,ms_per_gib,
 # over_file (dmcrypt / file).  Progress goes to standard error.
@@ -42,6 +45,9 @@ usage: tools/bench-cpu.sh [options]
   --workdir DIR   where the images go (default: /dev/shm, a tmpfs)
   --plugin FILE   the dmcrypt plugin to measure (default: this tree's),
                   e.g. an older build to compare with
+  --cipher-library LIST  comma-separated cipher-library= values
+                  (auto, openssl, libgcrypt): every AES-XTS case is
+                  measured with each (default: the plugin's own default)
   --quick         --size 512M --repeats 1, and only the default cipher
                   at each sector size and the two CBC-ESSIV key sizes
 EOF
@@ -51,6 +57,7 @@ EOF
 die () { echo "bench-cpu: $*" >&2; exit 1; }
 
 size_arg='' repeats='' quick=0 out=$topdir/bench-results workbase=''
+libs=(-)                        # "-": no cipher-library= on the line
 while [ $# -gt 0 ]; do
   case $1 in
     --size) size_arg=${2:?}; shift ;;
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:?}; shift ;;
     --workdir) workbase=${2:?}; shift ;;
     --plugin) plugin=${2:?}; shift ;;
+    --cipher-library) IFS=, read -r -a libs <<< "${2:?}"; shift ;;
     --quick) quick=1 ;;
     -h|--help) usage 0 ;;
     *) echo "bench-cpu: unknown option $1" >&2; usage 2 ;;
@@ -71,6 +79,13 @@ size=$(numfmt --from=iec "${size_arg%B}" 2>/dev/null) \
 [ "$size" -ge $((1 << 20)) ] 2>/dev/null || die "--size must be >= 1M"
 size=$(( size / 65536 * 65536 ))
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || die "bad --repeats $repeats"
+[ ${#libs[@]} -gt 0 ] || die "--cipher-library: no library"
+for l in "${libs[@]}"; do
+  case $l in
+    -|auto|openssl|libgcrypt) ;;
+    *) die "--cipher-library: '$l' is not auto, openssl or libgcrypt" ;;
+  esac
+done
 
 for c in nbdkit nbdcopy cryptsetup openssl numfmt timeout; do
   command -v "$c" >/dev/null || die "$c is not installed"
@@ -125,21 +140,30 @@ done
 
 # ---- What is measured ----
 
-# image cipher key-bits sector: luks1/luks2 with cryptsetup's defaults
-# (given explicitly), plain tables over the raw image for the rest.
-cases=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096")
+# image cipher key-bits sector library: luks1/luks2 with cryptsetup's
+# defaults (given explicitly), plain tables over the raw image for the
+# rest; AES-XTS once per --cipher-library value, the rest (whose
+# library that setting does not choose) once.
+base=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096")
 if [ $quick = 1 ]; then
-  cases+=("plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
-          "plain aes-cbc-essiv:sha256 128 4096"
-          "plain aes-cbc-essiv:sha256 256 4096")
+  base+=("plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
+         "plain aes-cbc-essiv:sha256 128 4096"
+         "plain aes-cbc-essiv:sha256 256 4096")
 else
   for cb in aes-xts-plain64/256 aes-xts-plain64/512 \
             aes-cbc-essiv:sha256/128 aes-cbc-essiv:sha256/256; do
     for ss in 512 1024 2048 4096; do
-      cases+=("plain ${cb%/*} ${cb#*/} $ss")
+      base+=("plain ${cb%/*} ${cb#*/} $ss")
     done
   done
 fi
+cases=()
+for b in "${base[@]}"; do
+  case $b in
+    *-xts-*) for l in "${libs[@]}"; do cases+=("$b $l"); done ;;
+    *) cases+=("$b ${libs[0]}") ;;
+  esac
+done
 
 # OpenSSL's XTS of the same AES key size: ms of one core per GiB.
 declare -A openssl_ms
@@ -157,13 +181,14 @@ done
 clk_tck=$(getconf CLK_TCK)
 server_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# Starts the file plugin on the raw image, or dmcrypt on IMAGE; sets
-# server_pid, uri and ctl (the control socket of a server with a cipher,
-# else empty).
-start_server ()  # start_server IMAGE CIPHER BITS SECTOR
+# Starts the file plugin on the raw image, or dmcrypt on IMAGE (with
+# cipher-library=LIBRARY unless it is "-"); sets server_pid, uri and ctl
+# (the control socket of a server with a cipher, else empty).
+start_server ()  # start_server IMAGE CIPHER BITS SECTOR LIBRARY
 {
-  local sock=$work/sock.$RANDOM$RANDOM key
+  local sock=$work/sock.$RANDOM$RANDOM key lib=()
   local nbdkit=(nbdkit -f --exit-with-parent -U "$sock")
+  [ "${5:--}" = - ] || lib=(cipher-library="$5")
   ctl=
   case $1 in
     luks*|plain) ctl=$sock.ctl ;;
@@ -171,7 +196,7 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
   case $1 in
     file) set -- "${nbdkit[@]}" file "$work/raw.img" ;;
     luks*) set -- "${nbdkit[@]}" "$plugin" file="$work/$1.img" \
-             passphrase=+"$pwfile" control="$ctl" ;;
+             passphrase=+"$pwfile" control="$ctl" "${lib[@]}" ;;
     null*)
       # cipher_null: the engine and its write path, with no cipher.
       echo "0 $(( size / 512 )) crypt cipher_null-ecb - 0 /dev/null 0" \
@@ -185,7 +210,7 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
       echo "0 $(( size / 512 )) crypt $2 $key 0 /dev/null 0 1" \
            "sector_size:$4" > "$work/table"
       set -- "${nbdkit[@]}" "$plugin" file="$work/raw.img" \
-        table=+"$work/table" control="$ctl" ;;
+        table=+"$work/table" control="$ctl" "${lib[@]}" ;;
   esac
   "$@" >"$work/server.log" 2>&1 </dev/null &
   server_pid=$! uri="nbd+unix:///?socket=$sock"
@@ -199,21 +224,23 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR
 }
 
 # The cipher's own CPU ms per GiB in DIRECTION, as the server sampled
-# it, or "-" for a server without a cipher.
+# it, and the library it ran in; "- -" for a server without a cipher.
 cipher_ms ()  # cipher_ms DIRECTION
 {
-  local key=encrypt_cpu_ms_per_gib v
-  [ -n "$ctl" ] || { echo -; return 0; }
+  local key=encrypt_cpu_ms_per_gib stats v lib
+  [ -n "$ctl" ] || { echo - -; return 0; }
   [ "$1" = read ] && key=decrypt_cpu_ms_per_gib
-  v=$("$ctl_tool" --control "$ctl" status --stats \
-        | awk -v k="$key:" '$1 == k { print $2 }')
+  stats=$("$ctl_tool" --control "$ctl" status --stats) \
+    || die "dmcryptctl status failed"
+  v=$(awk -v k="$key:" '$1 == k { print $2 }' <<< "$stats")
+  lib=$(awk '$1 == "cipher_library:" { print $2 }' <<< "$stats")
   [ -n "$v" ] || die "the server gave no $key"
-  echo "$v"
+  echo "$v ${lib:-?}"
 }
 
-# Server CPU ms per GiB for one copy in DIRECTION (read or write), and
-# the cipher's part of it (cipher_ms).
-measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR
+# Server CPU ms per GiB for one copy in DIRECTION (read or write), the
+# cipher's part of it and its library (cipher_ms).
+measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR LIBRARY
 {
   local dir=$1 t0 t1 c
   shift
@@ -242,25 +269,26 @@ file_runs=$work/file-runs
 
 # REPEATS runs of the case, each just after a run of the file plugin in
 # the same direction, so that drift hits both alike; prints the case's
-# median server figure and median cipher figure.
-measure_case ()  # measure_case DIRECTION IMAGE [CIPHER BITS SECTOR]
+# median server figure, median cipher figure and the cipher's library.
+measure_case ()  # measure_case DIRECTION IMAGE [CIPHER BITS SECTOR LIBRARY]
 {
-  local r d=() c=() f m
+  local r d=() c=() f m ms cm lib
   for (( r = 0; r < repeats; r++ )); do
     f=$(measure "$1" file) || exit 1
-    echo "$1 ${f% *}" >> "$file_runs"
+    echo "$1 ${f%% *}" >> "$file_runs"
     m=$(measure "$@") || exit 1
-    d+=("${m% *}") c+=("${m#* }")
+    read -r ms cm lib <<< "$m"
+    d+=("$ms") c+=("$cm")
   done
   echo "$(printf '%s\n' "${d[@]}" | median)" \
-       "$(printf '%s\n' "${c[@]}" | median)"
+       "$(printf '%s\n' "${c[@]}" | median)" "$lib"
 }
 
 file_median () { awk -v d="$1" '$1 == d { print $2 }' "$file_runs" | median; }
 
 # ---- Measuring: every case, with progress; the tables come after ----
 
-declare -A case_ms cipher_ms
+declare -A case_ms cipher_ms lib_of
 done_n=0 total_n=$(( (${#cases[@]} + 2) * 2 ))
 progress ()  # progress WHAT MS
 {
@@ -268,11 +296,12 @@ progress ()  # progress WHAT MS
   echo "bench-cpu: [$done_n/$total_n] $1: $2 ms/GiB" >&2
 }
 for c in "${cases[@]}"; do
-  read -r img cipher bits sector <<< "$c"
+  read -r img cipher bits sector lib <<< "$c"
   for dir in write read; do
-    m=$(measure_case "$dir" "$img" "$cipher" "$bits" "$sector") || exit 1
-    case_ms[$c $dir]=${m% *} cipher_ms[$c $dir]=${m#* }
-    progress "$c $dir" "${case_ms[$c $dir]}"
+    m=$(measure_case "$dir" "$img" "$cipher" "$bits" "$sector" "$lib") \
+      || exit 1
+    read -r "case_ms[$c $dir]" "cipher_ms[$c $dir]" "lib_of[$c $dir]" <<< "$m"
+    progress "${c% *} $dir (${lib_of[$c $dir]})" "${case_ms[$c $dir]}"
   done
 done
 # The write path without a cipher: cipher_null through the sorted
@@ -281,7 +310,7 @@ null_cases=("null default" "null-nowq no-write-workqueue=1")
 for c in "${null_cases[@]}"; do
   for dir in write read; do
     m=$(measure_case "$dir" "${c%% *}") || exit 1
-    case_ms[$c $dir]=${m% *}
+    case_ms[$c $dir]=${m%% *}
     progress "cipher_null ${c#* } $dir" "${case_ms[$c $dir]}"
   done
 done
@@ -292,27 +321,28 @@ done
 file_n=$(awk '$1 == "write"' "$file_runs" | wc -l)
 
 csv=$out/cpu.csv
-echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib" > "$csv"
-row_format='%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s %9s\n'
+echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib,cipher_library" > "$csv"
+row_format='%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s %9s %s\n'
 # shellcheck disable=SC2059
 printf "$row_format" image cipher bits sector dir "file" dmcrypt openssl \
-  ratio cipher
+  ratio cipher library
 # shellcheck disable=SC2059
-printf "$row_format" "" "" "" bytes "" ms/GiB ms/GiB ms/GiB "x" ms/GiB
+printf "$row_format" "" "" "" bytes "" ms/GiB ms/GiB ms/GiB "x" ms/GiB ""
 for c in "${cases[@]}"; do
-  read -r img cipher bits sector <<< "$c"
+  read -r img cipher bits sector _ <<< "$c"
   # XTS splits its key in two: the AES key is half of it.
   aes_bits=$bits
   [[ $cipher == *-xts-* ]] && aes_bits=$(( bits / 2 ))
   ossl=${openssl_ms[$aes_bits]}
   for dir in write read; do
     f=${file_ms[$dir]} d=${case_ms[$c $dir]} cm=${cipher_ms[$c $dir]}
+    lib=${lib_of[$c $dir]}
     ratio=$(awk -v f="$f" -v d="$d" -v o="$ossl" \
               'BEGIN { printf "%.2f", (d - f) / o }')
     # shellcheck disable=SC2059
     printf "$row_format" "$img" "$cipher" "$bits" "$sector" "$dir" "$f" \
-      "$d" "$ossl" "$ratio" "$cm"
-    echo "$img,$cipher,$bits,$sector,$dir,$f,$d,$ossl,$ratio,$cm" >> "$csv"
+      "$d" "$ossl" "$ratio" "$cm" "$lib"
+    echo "$img,$cipher,$bits,$sector,$dir,$f,$d,$ossl,$ratio,$cm,$lib" >> "$csv"
   done
 done
 
@@ -323,7 +353,8 @@ echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
      "of all $file_n runs of the file plugin in that direction, one before" \
      "each run of dmcrypt; cipher: the cipher's own CPU per GiB inside" \
      "the server (its sampled clock, the median of the runs), the rest of" \
-     "dmcrypt - file being the engine's and the write path's"
+     "dmcrypt - file being the engine's and the write path's; library:" \
+     "whose block cipher the server ran (cipher-library=)"
 
 # over = dmcrypt / file: the engine's and the write path's own cost.
 wcsv=$out/writepath.csv
