@@ -376,7 +376,11 @@ lab_sector_zoom ()  # lab_sector_zoom NAME TITLE SECONDS LABEL:NAME...
   [ "$have_gnuplot" = 1 ] || return 0
   for p in "$@"; do
     dat=$work/${p#*:}.zoom
-    awk -F, -v s="$secs" '$2 == "D" && $1 <= s { print $1 * 1000, $4 / 2048 }' \
+    # From the run's first dispatch: a server slow to start (a busy
+    # machine, at a fast model clock) must not leave the window empty.
+    awk -F, -v s="$secs" '$2 != "D" { next }
+      t0 == "" { t0 = $1 }
+      $1 - t0 <= s { print ($1 - t0) * 1000, $4 / 2048 }' \
       "$work/${p#*:}.events.csv" > "$dat" 2>/dev/null
     [ -s "$dat" ] || continue
     plots+="${plots:+, }'$dat' using 1:2 with linespoints pt 7 ps 0.6"
@@ -393,7 +397,7 @@ set output '$out/$name.png'
 set title '$title'
 set key outside right top
 set grid
-set xlabel 'model time (ms)'
+set xlabel 'model time from the first dispatch (ms)'
 set ylabel 'offset dispatched (MiB)'
 plot $plots
 EOF
