@@ -351,6 +351,7 @@ sector_cipher_new (const struct sector_cipher_params *p)
 {
   EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS] = { NULL };
   struct sector_cipher *c;
+  bool gcrypt_xts;
   size_t i;
 
   if (check_params (p) == -1)
@@ -374,10 +375,11 @@ sector_cipher_new (const struct sector_cipher_params *p)
   if (cipher_spec_parse (p->spec, &c->spec) == -1 ||
       cipher_spec_check_key (&c->spec, p->spec, p->key_size) == -1)
     goto fail;
+  gcrypt_xts = wants_gcrypt_xts (p->library);
   c->xf = pick_transform (&c->spec, p->key, p->key_size, p->sector_size,
-                          wants_gcrypt_xts (p->library));
-  c->gcrypt_xts = c->xf == XF_NATIVE && c->spec.chain == CHAIN_XTS &&
-    wants_gcrypt_xts (p->library);
+                          gcrypt_xts);
+  c->gcrypt_xts = gcrypt_xts && c->xf == XF_NATIVE &&
+    c->spec.chain == CHAIN_XTS;
   c->cbc_multi = uses_cbc_multi (&c->spec);
   c->sector_bytes = p->sector_size;
   while ((512u << c->sector_shift) < p->sector_size)
