@@ -21,11 +21,19 @@
 struct cbc_multi
 {
   EVP_CIPHER_CTX *ecb;       /* ECB on the volume key, this direction */
+  EVP_CIPHER_CTX *ecb_short; /* encryption's columns under
+                                CBC_MULTI_SHORT_COLUMN bytes, or NULL for
+                                ECB: a library whose calls cost less */
   EVP_CIPHER_CTX *essiv;     /* ECB encryption of the IVs first, or NULL */
   const struct iv_gen *iv;   /* IVs of the cipher's block size */
   unsigned block_bytes;      /* cipher block: 8 or 16 */
   unsigned unit_bytes;       /* encryption sector size */
 };
+
+/* A column of fewer bytes (a group of fewer sectors) goes to
+ * ecb_short: libgcrypt's AES-ECB (gcrypt_provider.c) costs more per
+ * call than OpenSSL's and gains from about 1 KiB per call. */
+#define CBC_MULTI_SHORT_COLUMN 1024
 
 /* Encrypts NBYTES (whole units) from SRC to DST (which may equal SRC),
  * each unit CBC with its own IV: the first unit's IV sector is

@@ -14,12 +14,14 @@
 
 struct sector_cipher;
 
-/* Whose AES-XTS the sector loop calls; every other cipher has one home
- * (block_cipher.c).  OpenSSL 3.0's AES-XTS uses AES-NI on 128-bit
- * registers; libgcrypt 1.10's has a VAES path on 256-bit vectors, about
- * twice as fast where the CPU has VAES.  AUTO takes libgcrypt where
- * that path runs (its "hwflist" names intel-vaes-vpclmul), else
- * OpenSSL.  Both give the same bytes: XTS is IEEE 1619. */
+/* Whose AES the sector loop calls for the data (XTS, and the ECB that
+ * the XTS construction, CBC across sectors, ecb and lrw are built on);
+ * every other cipher has one home (block_cipher.c).  OpenSSL 3.0's AES
+ * uses AES-NI on 128-bit registers; libgcrypt 1.10's XTS has a VAES
+ * path on 256-bit vectors, about twice as fast where the CPU has VAES,
+ * and its ECB is that XTS with a zero tweak (gcrypt_provider.c).  AUTO
+ * takes libgcrypt where that path runs (its "hwflist" names
+ * intel-vaes-vpclmul), else OpenSSL.  Both give the same bytes. */
 enum sector_cipher_library
 {
   SECTOR_CIPHER_LIB_AUTO,
@@ -72,7 +74,7 @@ int sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
 
 unsigned sector_cipher_sector_size (const struct sector_cipher *c);
 
-/* The library that runs the bulk cipher: "openssl", "libgcrypt", or
+/* The library that ciphers the data: "openssl", "libgcrypt", or
  * "none" for cipher_null; for a cascade, its layers' joined by "+" where
  * they differ ("openssl+libgcrypt"). */
 const char *sector_cipher_library (const struct sector_cipher *c);

@@ -1,11 +1,11 @@
-/* An OpenSSL provider over libgcrypt's Serpent and Twofish (ECB, CBC)
- * and its AES-XTS.
+/* An OpenSSL provider over libgcrypt's Serpent and Twofish (ECB, CBC),
+ * its AES-XTS, and AES-ECB on its XTS code (zero_tweak_ecb).
  *
  * Each algorithm context owns one libgcrypt handle and a copy of its
  * key in secmem: libgcrypt cannot duplicate a handle, so a copy
  * (EVP_CIPHER_CTX_copy, once per worker thread) opens a new one and
- * keys it again.  A copy does not carry a CBC chaining value over:
- * crypto/ sets the IV before every sector.  The handles live on
+ * keys it again.  A copy takes the IV set last, not a CBC chaining
+ * value reached since: crypto/ sets the IV before every sector.  The handles live on
  * libgcrypt's ordinary heap (guard_handle), which gcry_cipher_close
  * wipes; its own secure pool is process-wide state that another library
  * in nbdkit (libssh-gcrypt under the ssh plugin, libcryptsetup) may
@@ -48,11 +48,27 @@ struct gc_ctx
   size_t key_bytes;
   uint8_t key[MAX_KEY_BYTES];
   /* XTS over many data units per update (GCRYPT_PROVIDER_UNIT_BYTES):
-   * 0 for one unit.  IV: the tweak set last. */
+   * 0 for one unit.  IV: the tweak set last, or for ECB on XTS the IV
+   * whose tweak is zero. */
   size_t unit_bytes;
   uint64_t unit_step;
   uint8_t iv[16];
 };
+
+/* libgcrypt 1.10 runs AES on 256-bit VAES vectors in XTS (and CTR, OCB,
+ * CBC decryption) but not in ECB.  XTS whose tweak is zero is ECB:
+ * each block is encrypted under the data key and XORed with 0 * alpha^j
+ * = 0 before and after.  So an ECB algorithm here is an XTS handle
+ * keyed with the ECB key and a second key, whose IV is the decryption
+ * of the zero block under that second key (XTS encrypts the IV into
+ * the tweak).  The second key is the first one's complement: never
+ * equal to it, which FIPS mode would refuse. */
+static bool
+zero_tweak_ecb (const struct gc_alg *alg)
+{
+  return alg->mode == GCRY_CIPHER_MODE_XTS &&
+    alg->ossl_mode == EVP_CIPH_ECB_MODE;
+}
 
 static void *
 gc_newctx (const struct gc_alg *alg)
@@ -101,23 +117,64 @@ guard_handle (const void *hd)
   (void) mlock ((void *) start, end - start);
 }
 
+/* Opens a handle of ALGO in MODE keyed with KEY, or NULL. */
+static gcry_cipher_hd_t
+open_keyed (int algo, int mode, const uint8_t *key, size_t key_bytes)
+{
+  gcry_cipher_hd_t hd;
+
+  if (gcry_cipher_open (&hd, algo, mode, 0) != 0)
+    return NULL;
+  guard_handle (hd);
+  if (gcry_cipher_setkey (hd, key, key_bytes) != 0) {
+    gcry_cipher_close (hd);
+    return NULL;
+  }
+  return hd;
+}
+
+/* ECB on XTS: the handle, keyed with KEY and its complement, and in
+ * C->iv the IV that makes the tweak zero. */
+static gcry_cipher_hd_t
+open_zero_tweak (struct gc_ctx *c)
+{
+  static const uint8_t zero[16];
+  size_t n = c->key_bytes, i;
+  uint8_t *both = secmem_alloc (2 * MAX_KEY_BYTES);
+  gcry_cipher_hd_t hd = NULL, tweak;
+
+  if (both == NULL || n > MAX_KEY_BYTES)
+    goto out;
+  memcpy (both, c->key, n);
+  for (i = 0; i < n; i++)
+    both[n + i] = (uint8_t) ~c->key[i];
+  tweak = open_keyed (c->alg->algo, GCRY_CIPHER_MODE_ECB, both + n, n);
+  if (tweak == NULL)
+    goto out;
+  if (gcry_cipher_decrypt (tweak, c->iv, sizeof c->iv, zero,
+                           sizeof zero) == 0)
+    hd = open_keyed (c->alg->algo, GCRY_CIPHER_MODE_XTS, both, 2 * n);
+  gcry_cipher_close (tweak);
+ out:
+  secmem_free (both, 2 * MAX_KEY_BYTES);
+  return hd;
+}
+
 /* Opens and keys C's handle with C->key. */
 static int
 gc_key (struct gc_ctx *c)
 {
-  gcry_cipher_hd_t hd;
+  gcry_cipher_hd_t hd = zero_tweak_ecb (c->alg) ? open_zero_tweak (c)
+    : open_keyed (c->alg->algo, c->alg->mode, c->key, c->key_bytes);
 
-  if (gcry_cipher_open (&hd, c->alg->algo, c->alg->mode, 0) != 0)
+  if (hd == NULL)
     return 0;
-  guard_handle (hd);
-  if (gcry_cipher_setkey (hd, c->key, c->key_bytes) != 0) {
-    gcry_cipher_close (hd);
-    return 0;
-  }
   gcry_cipher_close (c->hd);
   c->hd = hd;
   return 1;
 }
+
+static size_t iv_bytes_of (const struct gc_alg *alg);
 
 static void *
 gc_dupctx (void *vctx)
@@ -132,7 +189,10 @@ gc_dupctx (void *vctx)
   c->unit_step = src->unit_step;
   memcpy (c->key, src->key, sizeof c->key);
   memcpy (c->iv, src->iv, sizeof c->iv);
-  if (src->hd != NULL && !gc_key (c)) {
+  if (src->hd != NULL &&
+      (!gc_key (c) ||
+       (iv_bytes_of (c->alg) > 0 &&
+        gcry_cipher_setiv (c->hd, c->iv, sizeof c->iv) != 0))) {
     gc_freectx (c);
     return NULL;
   }
@@ -159,7 +219,7 @@ gc_init (struct gc_ctx *c, bool encrypt, const unsigned char *key,
     if (!gc_key (c))
       return 0;
   }
-  if (iv != NULL && c->alg->mode != GCRY_CIPHER_MODE_ECB) {
+  if (iv != NULL && c->alg->ossl_mode != EVP_CIPH_ECB_MODE) {
     if (iv_bytes != sizeof c->iv)
       return 0;
     memcpy (c->iv, iv, sizeof c->iv);
@@ -216,6 +276,25 @@ gc_crypt_units (struct gc_ctx *c, unsigned char *out,
   return e;
 }
 
+/* ECB on XTS, a MiB at a time (libgcrypt's XTS takes up to 16 MiB per
+ * call), each from the IV of the zero tweak. */
+static gcry_error_t
+gc_crypt_zero_tweak (struct gc_ctx *c, unsigned char *out,
+                     const unsigned char *in, size_t in_bytes)
+{
+  const size_t max_call_bytes = 1 << 20;
+  gcry_error_t e = 0;
+  size_t off, len;
+
+  for (off = 0; e == 0 && off < in_bytes; off += len) {
+    len = in_bytes - off < max_call_bytes ? in_bytes - off : max_call_bytes;
+    e = gcry_cipher_setiv (c->hd, c->iv, sizeof c->iv);
+    if (e == 0)
+      e = gc_crypt (c, out + off, len, in + off, len);
+  }
+  return e;
+}
+
 /* Whole blocks only: crypto/ never asks for more (padding is never
  * used, EVP_CipherFinal never called). */
 static int
@@ -227,7 +306,9 @@ gc_update (void *vctx, unsigned char *out, size_t *out_bytes,
 
   if (c->hd == NULL || out_size < in_bytes || in_bytes % 16 != 0)
     return 0;
-  if (c->unit_bytes == 0)
+  if (zero_tweak_ecb (c->alg))
+    e = in_bytes == 0 ? 0 : gc_crypt_zero_tweak (c, out, in, in_bytes);
+  else if (c->unit_bytes == 0)
     e = gc_crypt (c, out, out_size, in, in_bytes);
   else if (in_bytes % c->unit_bytes == 0)
     e = gc_crypt_units (c, out, in, in_bytes);
@@ -265,7 +346,7 @@ gc_set_ctx_params (void *vctx, const OSSL_PARAM params[])
   }
   p = OSSL_PARAM_locate_const (params, GCRYPT_PROVIDER_UNIT_BYTES);
   if (p != NULL) {
-    if (c->alg->mode != GCRY_CIPHER_MODE_XTS ||
+    if (c->alg->ossl_mode != EVP_CIPH_XTS_MODE ||
         !OSSL_PARAM_get_size_t (p, &bytes) || bytes % 16 != 0)
       return 0;
     c->unit_bytes = bytes;
@@ -279,7 +360,7 @@ gc_set_ctx_params (void *vctx, const OSSL_PARAM params[])
 static size_t
 iv_bytes_of (const struct gc_alg *alg)
 {
-  return alg->mode == GCRY_CIPHER_MODE_ECB ? 0 : 16;
+  return alg->ossl_mode == EVP_CIPH_ECB_MODE ? 0 : 16;
 }
 
 static int
@@ -401,6 +482,13 @@ GC_ALGORITHM (aes128_xts, GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_XTS,
               EVP_CIPH_XTS_MODE, 32)
 GC_ALGORITHM (aes256_xts, GCRY_CIPHER_AES256, GCRY_CIPHER_MODE_XTS,
               EVP_CIPH_XTS_MODE, 64)
+/* ECB on XTS (zero_tweak_ecb): the key is the ECB key alone. */
+GC_ALGORITHM (aes128_ecb, GCRY_CIPHER_AES128, GCRY_CIPHER_MODE_XTS,
+              EVP_CIPH_ECB_MODE, 16)
+GC_ALGORITHM (aes192_ecb, GCRY_CIPHER_AES192, GCRY_CIPHER_MODE_XTS,
+              EVP_CIPH_ECB_MODE, 24)
+GC_ALGORITHM (aes256_ecb, GCRY_CIPHER_AES256, GCRY_CIPHER_MODE_XTS,
+              EVP_CIPH_ECB_MODE, 32)
 
 #define PROPS "provider=" PROVIDER_NAME
 static const OSSL_ALGORITHM ciphers[] = {
@@ -410,6 +498,9 @@ static const OSSL_ALGORITHM ciphers[] = {
   { "TWOFISH-CBC", PROPS, fns_twofish_cbc, "Twofish CBC (libgcrypt)" },
   { "AES-128-XTS", PROPS, fns_aes128_xts, "AES-128-XTS (libgcrypt)" },
   { "AES-256-XTS", PROPS, fns_aes256_xts, "AES-256-XTS (libgcrypt)" },
+  { "AES-128-ECB", PROPS, fns_aes128_ecb, "AES-128-ECB (libgcrypt XTS)" },
+  { "AES-192-ECB", PROPS, fns_aes192_ecb, "AES-192-ECB (libgcrypt XTS)" },
+  { "AES-256-ECB", PROPS, fns_aes256_ecb, "AES-256-ECB (libgcrypt XTS)" },
   { NULL, NULL, NULL, NULL }
 };
 

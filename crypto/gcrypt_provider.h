@@ -1,11 +1,12 @@
-/* libgcrypt's Serpent, Twofish and AES-XTS as an OpenSSL provider, so
+/* libgcrypt's Serpent, Twofish and AES as an OpenSSL provider, so
  * that the rest of crypto/ (ECB, CBC, the XTS construction, ESSIV,
  * per-thread context copies) uses them through EVP like any other
  * cipher.
  *
  * Why libgcrypt: OpenSSL 3.0 has neither Serpent nor Twofish; libgcrypt
  * 1.10 (Debian 12) has both, and Whirlpool and Streebog besides, where
- * nettle lacks Whirlpool.  Its AES-XTS has a VAES path, which OpenSSL
+ * nettle lacks Whirlpool.  Its AES-XTS has a VAES path (and so has its
+ * AES-ECB here, which is that XTS with a zero tweak), which OpenSSL
  * 3.0's lacks (cipher.h, enum sector_cipher_library).  Only the block
  * cipher (and XTS's own tweak chain) comes from libgcrypt: the sector
  * loop and IVs stay ours.  Internal to crypto/. */
@@ -18,8 +19,9 @@
 
 /* A private library context holding only this provider (loaded on the
  * first call), with "SERPENT-ECB", "SERPENT-CBC", "TWOFISH-ECB" and
- * "TWOFISH-CBC" of variable key length, and "AES-128-XTS" and
- * "AES-256-XTS".  NULL if it cannot be made. */
+ * "TWOFISH-CBC" of variable key length, "AES-128-XTS" and
+ * "AES-256-XTS", and "AES-128-ECB", "AES-192-ECB" and "AES-256-ECB".
+ * NULL if it cannot be made. */
 OSSL_LIB_CTX *gcrypt_provider_libctx (void);
 
 /* Settable on an AES-XTS context: with UNIT_BYTES (size_t, a multiple

@@ -1,11 +1,11 @@
 /* Differential: the sector cipher's bulk paths (XTS on ECB, interleaved
  * CBC encryption, IVs made in bulk, libgcrypt's AES-XTS over runs of
- * sectors) against OpenSSL's own modes one sector at a time
+ * sectors and its AES-ECB under the XTS construction) against OpenSSL's own modes one sector at a time
  * (cipher-reference.h).
  *
  * Input: byte 0 the case (cipher-reference.h's list), byte 1 the
  * geometry (bits 0-1: sector size 512 << n; bit 2: iv_large_sectors;
- * bits 3-5: iv_offset in encryption sectors; bit 6: AES-XTS from
+ * bits 3-5: iv_offset in encryption sectors; bit 6: AES from
  * libgcrypt, else OpenSSL), byte 2 the number of
  * encryption sectors less one (at most 8), bytes 3-10 the start sector
  * (little-endian, in encryption sectors), then the key (64 bytes, short

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# cipher-library=: OpenSSL's and libgcrypt's AES-XTS make the same image
-# from the same writes at every sector size (so what one wrote the other
+# cipher-library=: OpenSSL's and libgcrypt's AES (XTS, and the ECB under
+# the XTS construction and CBC across sectors) make the same image from
+# the same writes at every sector size (so what one wrote the other
 # reads), `dmcryptctl status --stats` names the library of the live
 # table, a volume without the parameter uses what --dump-plugin says
-# "auto" means here, AES-CBC stays OpenSSL's, and a bad value is refused
-# with one line.  The bytes themselves are checked against the kernel's
+# "auto" means here, CBC a sector at a time (eboiv) stays OpenSSL's, and
+# a bad value is refused with one line.  The bytes themselves are checked against the kernel's
 # vectors and the oracle by test-cipher and test-luks2-oracle.
 source "$(dirname "$0")/functions.sh"
 requires "$PY" -c 'import nbd'
@@ -19,12 +20,13 @@ library_of ()
   ctl status --stats "$1" | sed -n 's/^cipher_library: //p'
 }
 
-# write_with LIB SECTOR_SIZE IMG [SPEC]: writes the data at 64 KiB through
-# a fresh volume over IMG with cipher-library=LIB, and checks its status.
+# write_with LIB SECTOR_SIZE IMG [SPEC [WANT]]: writes the data at 64 KiB
+# through a fresh volume over IMG with cipher-library=LIB, and checks
+# that its status names WANT (LIB by default).
 write_with ()
 {
-  local lib=$1 ss=$2 img=$3 spec=${4:-aes-xts-plain64} want=$1 k=$key
-  [ "$spec" = aes-xts-plain64 ] || { want=openssl; k=${key:0:64}; }
+  local lib=$1 ss=$2 img=$3 spec=${4:-aes-xts-plain64} want=${5:-$1} k=$key
+  [ "${spec#aes-xts}" = "$spec" ] && k=${key:0:64}
   rm -f "$img"; truncate -s 4M "$img"
   start_volume w file="$img" cipher-library="$lib" \
     table="0 8192 crypt $spec $k 0 $img 0 1 sector_size:$ss" \
@@ -36,24 +38,38 @@ write_with ()
   stop_volume w
 }
 
-for ss in 512 1024 2048 4096; do
-  write_with openssl "$ss" "$tmp/o.img"
-  write_with libgcrypt "$ss" "$tmp/g.img"
+# same_image SPEC SECTOR_SIZE: both libraries write the same image, and
+# libgcrypt reads back what OpenSSL wrote.
+same_image ()
+{
+  local spec=$1 ss=$2 k=$key
+  [ "${spec#aes-xts}" = "$spec" ] && k=${key:0:64}
+  write_with openssl "$ss" "$tmp/o.img" "$spec"
+  write_with libgcrypt "$ss" "$tmp/g.img" "$spec"
   cmp -s "$tmp/o.img" "$tmp/g.img" \
-    || fail "$ss-byte sectors: the two libraries wrote different images"
+    || fail "$spec, $ss-byte sectors: the two libraries wrote different images"
   cmp -s "$tmp/o.img" <(head -c 4194304 /dev/zero) \
-    && fail "$ss-byte sectors: nothing was written"
+    && fail "$spec, $ss-byte sectors: nothing was written"
   start_volume r file="$tmp/o.img" cipher-library=libgcrypt \
-    table="0 8192 crypt aes-xts-plain64 $key 0 $tmp/o.img 0 1 sector_size:$ss" \
+    table="0 8192 crypt $spec $k 0 $tmp/o.img 0 1 sector_size:$ss" \
     || fail "start to read"
   nbdio "$(uri_of r)" read 65536 1048576 | cmp -s - "$tmp/data" \
-    || fail "$ss-byte sectors: libgcrypt did not read what OpenSSL wrote"
+    || fail "$spec, $ss-byte sectors: libgcrypt did not read what OpenSSL wrote"
   stop_volume r
-  echo "ok: $ss-byte sectors, the same image from both libraries"
-done
+  echo "ok: $spec, $ss-byte sectors, the same image from both libraries"
+}
 
-write_with libgcrypt 4096 "$tmp/c.img" aes-cbc-essiv:sha256
-echo "ok: aes-cbc-essiv:sha256 stays OpenSSL's"
+for ss in 512 1024 2048 4096; do
+  same_image aes-xts-plain64 "$ss"
+done
+# The XTS construction on libgcrypt's ECB, and CBC across sectors on it
+# (at 512 bytes a chunk's columns are libgcrypt's, at 4096 OpenSSL's).
+same_image aes-xts-essiv:sha256 1024
+same_image aes-cbc-essiv:sha256 512
+same_image aes-cbc-essiv:sha256 4096
+
+write_with libgcrypt 4096 "$tmp/c.img" aes-cbc-eboiv openssl
+echo "ok: aes-cbc-eboiv stays OpenSSL's"
 
 auto=$(nbdkit "$plugin" --dump-plugin | sed -n 's/^dmcrypt_cipher_library_auto=//p')
 case $auto in

@@ -46,8 +46,8 @@ usage: tools/bench-cpu.sh [options]
   --plugin FILE   the dmcrypt plugin to measure (default: this tree's),
                   e.g. an older build to compare with
   --cipher-library LIST  comma-separated cipher-library= values
-                  (auto, openssl, libgcrypt): every AES-XTS case is
-                  measured with each (default: the plugin's own default)
+                  (auto, openssl, libgcrypt): every case is measured
+                  with each (default: the plugin's own default)
   --quick         --size 512M --repeats 1, and only the default cipher
                   at each sector size and the two CBC-ESSIV key sizes
 EOF
@@ -142,8 +142,8 @@ done
 
 # image cipher key-bits sector library: luks1/luks2 with cryptsetup's
 # defaults (given explicitly), plain tables over the raw image for the
-# rest; AES-XTS once per --cipher-library value, the rest (whose
-# library that setting does not choose) once.
+# rest; each once per --cipher-library value (all are AES, whose
+# library that setting chooses).
 base=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096")
 if [ $quick = 1 ]; then
   base+=("plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
@@ -159,10 +159,7 @@ else
 fi
 cases=()
 for b in "${base[@]}"; do
-  case $b in
-    *-xts-*) for l in "${libs[@]}"; do cases+=("$b $l"); done ;;
-    *) cases+=("$b ${libs[0]}") ;;
-  esac
+  for l in "${libs[@]}"; do cases+=("$b $l"); done
 done
 
 # OpenSSL's XTS of the same AES key size: ms of one core per GiB.

@@ -1,7 +1,8 @@
 /* The bulk paths against OpenSSL's own modes, one sector and one EVP
  * call at a time: XTS built on ECB (crypto/xts_bulk.c), with and
  * without the AVX-512 whitening, and interleaved CBC encryption
- * (crypto/cbc_multi.c), and libgcrypt's AES-XTS over runs of sectors,
+ * (crypto/cbc_multi.c), and libgcrypt's AES-XTS over runs of sectors
+ * and its AES-ECB under both (columns of 64 sectors and more),
  * at every sector size, key size and IV generator they serve, with
  * iv_offset and iv_large_sectors, over random keys, data, start sectors
  * and lengths, some runs with an IV sector that wraps past 2^64. */
@@ -120,7 +121,7 @@ main (void)
     xts_use_vector (false);
     check_all (SECTOR_CIPHER_LIB_OPENSSL);
   }
-  printf ("AES-XTS: libgcrypt's and OpenSSL's; XTS whitening: %s\n",
+  printf ("AES: libgcrypt's and OpenSSL's; XTS whitening: %s\n",
           vector ? "AVX-512 and portable"
           : "portable only (no AVX-512 with VPCLMULQDQ here)");
   if (failures > 0) {
