@@ -39,7 +39,7 @@
  * is quicker.  With plain64 IVs a run of sectors is one EVP call
  * (gcrypt_xts_run) from 1024 bytes; at 512, where libgcrypt is entered
  * once per sector, the construction with AVX-512 whitening is quicker
- * (tests/unit/test-cipher --bench: 7000-7100 MB/s against 5600-5700
+ * (tests/unit/test-cipher --bench: 7000-7100 MB/s against 5600-5800
  * with a 512-bit key, in place). */
 #define XTS_GCRYPT_MIN_SECTOR 2048
 #define XTS_GCRYPT_RUN_MIN_SECTOR 1024
@@ -55,7 +55,8 @@ enum transform
 
 /* Template slots in the context pool.  Elephant has no ESSIV: its
  * sector key's AES-ECB takes that slot.  CBC has no tweak: OpenSSL's
- * ECB for cbc_multi's short columns takes that one. */
+ * ECB for cbc_multi's short columns takes that one, made only where the
+ * long columns are libgcrypt's (empty, it leaves them all to SLOT_ECB_*). */
 enum { SLOT_ENC, SLOT_DEC, SLOT_TWEAK, SLOT_ESSIV, SLOT_ECB_ENC,
        SLOT_ECB_DEC, SLOT_ELEPHANT = SLOT_ESSIV,
        SLOT_ECB_SHORT = SLOT_TWEAK };
@@ -664,7 +665,7 @@ convert_bulk (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
   if (c->cbc_multi) {
     const struct cbc_multi m = {
       .ecb = ctx[encrypt ? SLOT_ECB_ENC : SLOT_ECB_DEC],
-      .ecb_short = c->gcrypt_ecb ? ctx[SLOT_ECB_SHORT] : NULL,
+      .ecb_short = ctx[SLOT_ECB_SHORT],
       .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
       .block_bytes = c->spec.cipher->block_bytes,
       .unit_bytes = c->sector_bytes,

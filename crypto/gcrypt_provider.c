@@ -307,7 +307,7 @@ gc_update (void *vctx, unsigned char *out, size_t *out_bytes,
   if (c->hd == NULL || out_size < in_bytes || in_bytes % 16 != 0)
     return 0;
   if (zero_tweak_ecb (c->alg))
-    e = in_bytes == 0 ? 0 : gc_crypt_zero_tweak (c, out, in, in_bytes);
+    e = gc_crypt_zero_tweak (c, out, in, in_bytes);
   else if (c->unit_bytes == 0)
     e = gc_crypt (c, out, out_size, in, in_bytes);
   else if (in_bytes % c->unit_bytes == 0)
