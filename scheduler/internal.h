@@ -122,7 +122,8 @@ struct writeout
   uint64_t rounds;
   const struct writeout_policy *policy;
   void *state;
-  struct wo_item *held;           /* ordered, kept back from a round */
+  struct wo_item *held;           /* kept back from a round */
+  uint64_t hold_sectors;          /* the hold-back window (the in-flight cap) */
   pthread_t thread;
   bool running, stopping, sleeping;
   bool anticipating;              /* waiting for a gap: wake on admit */

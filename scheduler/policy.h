@@ -42,10 +42,12 @@ struct writeout_policy
    * the rest of the ordered batch and hands it back, ahead of the
    * arrivals, in the next round's batch. */
   unsigned max_round;
-  /* true: the stage dispatches an ordered batch only up to the lowest
-   * sector still being encrypted, and keeps the rest for the next
-   * round, so that writes in flight are sorted too, not only those that
-   * happened to finish encrypting first.  Also, when a round would start
+  /* true: the stage keeps back, for the next round, each chunk of an
+   * ordered batch that lies above a chunk still being encrypted and
+   * within the in-flight cap of it (its own stream: writes further
+   * apart are other streams), so that a stream's writes in flight are
+   * sorted too, not only those that happened to finish encrypting
+   * first.  Also, when a round would start
    * a little past where the last one ended while other requests are in
    * the engine, the stage waits (once, briefly) for the gap to arrive:
    * a thread preempted between receiving a request and handing it to us

@@ -6,11 +6,13 @@
  * and a rewrite just behind its head still goes out; a write is
  * acknowledged only once its ciphertext is in the backend; FUA and
  * flush sync; the in-flight cap bounds ciphertext buffers; without a
- * limit rounds are written at once, with one the rest wait for it.
- * (Suspend is
+ * limit rounds are written at once, with one the rest wait for it; a
+ * write waits for a lower one still in crypto only within the hold
+ * window (the in-flight cap), its own stream's span.  (Suspend is
  * the device-mapper core's: test-dm.c.) */
 #include <unistd.h>
 
+#include "../../scheduler/internal.h"
 #include "../../scheduler/policy.h"
 #include "engine-harness.h"
 
@@ -355,6 +357,85 @@ test_rounds_in_flight (unsigned limit)
   backend_close (b);
 }
 
+/* Polls up to ten seconds for J to finish. */
+static bool
+job_finishes (struct job *j)
+{
+  int i;
+
+  for (i = 0; i < 1000 && !job_done (j); i++)
+    usleep (10000);
+  return job_done (j);
+}
+
+/* A chunk registered as in crypto at sector PENDING (as a write wave
+ * registers its chunks before encrypting them; another far above it),
+ * with a hold window of 32 sectors (a cap of four 4 KiB chunks): a
+ * write just above it waits for it, and so does the next write of that
+ * stream, although beyond the window of the chunk in crypto; a write
+ * below it or beyond the window goes out meanwhile, and the two that
+ * waited go, in order, once the chunks in crypto are gone. */
+static void
+test_hold_window (const char *sched)
+{
+  static struct job below, far, near, next;
+  static struct request r;
+  const uint64_t pending = 64, window = 4 * CHUNK / 512;
+  struct backend *b = mem_open (SIZE);
+  struct sector_cipher *c = test_cipher (512);
+  struct engine *e = make_engine (b, c, sched, 4 * CHUNK);
+  unsigned i;
+
+  memset (&r, 0, sizeof r);
+  r.e = e;
+  r.write = true;
+  /* A second chunk in crypto far above puts the writes below between
+   * the lowest and the highest chunk in crypto. */
+  r.nchunks = 2;
+  for (i = 0; i < r.nchunks; i++) {
+    r.chunks[i].req = &r;
+    r.chunks[i].wo.sector = i ? 10 * pending : pending;
+    r.chunks[i].wo.nsect = CHUNK / 512;
+  }
+  writeout_admit (e, &r);
+  REQUIRE (r.chunks[0].encrypting, "%s: the chunk is registered", sched);
+  /* Far first: below leaves the head of batch's sweep under the rest. */
+  job_start (&far, e, (pending + window) * 512, CHUNK);
+  REQUIRE (job_finishes (&far), "%s: a write %llu sectors above a chunk in "
+           "crypto, beyond the window, waited for it", sched,
+           (unsigned long long) window);
+  job_join (&far);
+  job_start (&below, e, 0, CHUNK);
+  REQUIRE (job_finishes (&below), "%s: a write below a chunk in crypto "
+           "waited for it", sched);
+  job_join (&below);
+  job_start (&near, e, (pending + window - CHUNK / 512) * 512, CHUNK);
+  usleep (50000);
+  REQUIRE (!job_done (&near), "%s: a write inside the window went out "
+           "before the chunk in crypto below it", sched);
+  job_start (&next, e, (pending + window) * 512 + CHUNK, CHUNK);
+  usleep (50000);
+  REQUIRE (!job_done (&next), "%s: a stream's write overtook the one "
+           "before it, held back", sched);
+  writeout_cancel (e, &r.chunks[0]);
+  writeout_cancel (e, &r.chunks[1]);
+  REQUIRE (job_finishes (&near), "%s: the held write never went out", sched);
+  REQUIRE (job_finishes (&next), "%s: the write behind it never went out",
+           sched);
+  job_join (&near);
+  job_join (&next);
+  REQUIRE (mem_of (b)->nlog == 4, "%s: %u writes reached the backend", sched,
+           mem_of (b)->nlog);
+  REQUIRE (mem_of (b)->log[2] == near.offset
+           && mem_of (b)->log[3] == next.offset,
+           "%s: the held writes went out in order", sched);
+  printf ("hold window, %s: %llu sectors\n", sched,
+          (unsigned long long) window);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
 /* Freeing the engine right after a write whose chunks a worker
  * encrypted must neither hang nor touch freed memory: a thread may
  * still be finishing its part after the request returned (this once
@@ -409,6 +490,8 @@ main (void)
   test_backpressure ();
   test_rounds_in_flight (0);
   test_rounds_in_flight (2);
+  test_hold_window ("sorted");
+  test_hold_window ("batch");
   alarm (120);                  /* a hang is a failure, not a stall */
   test_free_after_worker_dispatch ();
   printf ("ok\n");
