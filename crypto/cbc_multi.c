@@ -4,10 +4,15 @@
  * column encrypted in one ECB call, and each result is both the
  * ciphertext block and the chain for block j + 1.  Decryption (at the
  * end) needs no interleaving: a run is one ECB call. */
+#include <stdbool.h>
 #include <string.h>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined (__x86_64__) && defined (__GNUC__)
+#include <immintrin.h>
+#define CBC_HAVE_AVX512 1
 #endif
 
 #include "block_cipher.h"
@@ -33,33 +38,70 @@ copy_block (uint8_t *dst, const uint8_t *src, unsigned block_bytes)
     memcpy (dst, src, 8);
 }
 
-/* Copies an N by BLOCKS matrix of blocks: block (i, k) from SRC +
- * i * SRC_I + k * SRC_K to DST + i * DST_I + k * DST_K.  Between a
- * group's units (UNIT_BYTES apart) and a tile, where block k of unit i
- * sits at block k * N + i, so that each block column is one contiguous
- * ECB input. */
+/* Gathers block k of unit i (units UNIT_BYTES apart at SRC) to block
+ * k * N + i of TILE, for k below BLOCKS: each block column is then one
+ * contiguous ECB input.  16-byte blocks and whole tiles, the usual
+ * case, go unrolled: the loop's own work was as much as the copies. */
 static void
-transpose (uint8_t *dst, size_t dst_i, size_t dst_k, const uint8_t *src,
-           size_t src_i, size_t src_k, size_t n, size_t blocks,
-           unsigned block_bytes)
+gather (uint8_t *tile, size_t column, const uint8_t *src, size_t unit_bytes,
+        size_t n, size_t blocks, unsigned block_bytes)
 {
   size_t i, k;
 
+  if (block_bytes == 16 && blocks == TILE_BLOCKS) {
+    for (i = 0; i < n; i++) {
+#pragma GCC unroll 16
+      for (k = 0; k < TILE_BLOCKS; k++)
+        memcpy (tile + k * column + i * 16, src + i * unit_bytes + k * 16,
+                16);
+    }
+    return;
+  }
   for (i = 0; i < n; i++)
     for (k = 0; k < blocks; k++)
-      copy_block (dst + i * dst_i + k * dst_k, src + i * src_i + k * src_k,
-                  block_bytes);
+      copy_block (tile + k * column + i * block_bytes,
+                  src + i * unit_bytes + k * block_bytes, block_bytes);
 }
 
 /* DST ^= SRC over LEN bytes, a multiple of 8; 16 bytes at a time where
  * there is SSE2 (every x86-64): the XORs of a group's columns are a pass
  * over all its data. */
+#ifdef CBC_HAVE_AVX512
+static bool use_avx512;
+
+/* nbdkit may start threads before any request: decide once, at load. */
+__attribute__ ((constructor)) static void
+pick_avx512 (void)
+{
+  __builtin_cpu_init ();
+  use_avx512 = __builtin_cpu_supports ("avx512f");
+}
+
+/* 64 bytes at a time: a column of 1 KiB is 16 XORs, not 64. */
+__attribute__ ((target ("avx512f"))) static void
+xor_into_avx512 (uint8_t *dst, const uint8_t *src, size_t len)
+{
+  size_t off;
+
+  for (off = 0; off < len; off += 64)
+    _mm512_storeu_si512 (dst + off,
+                         _mm512_xor_si512 (_mm512_loadu_si512 (dst + off),
+                                           _mm512_loadu_si512 (src + off)));
+}
+#endif
+
 static void
 xor_into (uint8_t *dst, const uint8_t *src, size_t len)
 {
   uint64_t d, s;
   size_t off = 0;
 
+#ifdef CBC_HAVE_AVX512
+  if (use_avx512 && len % 64 == 0) {
+    xor_into_avx512 (dst, src, len);
+    return;
+  }
+#endif
 #ifdef __SSE2__
   for (; off + 16 <= len; off += 16) {
     __m128i a = _mm_loadu_si128 ((const __m128i *) (dst + off));
@@ -75,13 +117,51 @@ xor_into (uint8_t *dst, const uint8_t *src, size_t len)
   }
 }
 
+/* Asks for the next tile's plaintext, BYTES of each of N units
+ * UNIT_BYTES apart, while this tile's ECB calls keep the CPU busy: the
+ * hardware's prefetcher follows one stream within a page, not N in N
+ * pages, and a source just received from a socket is seldom in cache. */
+static void
+prefetch_tile (const uint8_t *src, size_t unit_bytes, size_t n, size_t bytes)
+{
+  size_t i, off;
+
+  for (i = 0; i < n; i++)
+    for (off = 0; off < bytes; off += 64)
+      __builtin_prefetch (src + i * unit_bytes + off, 0, 3);
+}
+
+/* Copies a tile's columns out to the N units, unit i's blocks from
+ * block AT / BB of the unit on: the units may lie in different buffers
+ * (cbc_multi_encrypt_pieces).  Unrolled as gather. */
+static void
+scatter (uint8_t *const *dst_unit, size_t at, const uint8_t *tile,
+         size_t column, size_t n, size_t blocks, unsigned block_bytes)
+{
+  size_t i, k;
+
+  if (block_bytes == 16 && blocks == TILE_BLOCKS) {
+    for (i = 0; i < n; i++) {
+#pragma GCC unroll 16
+      for (k = 0; k < TILE_BLOCKS; k++)
+        memcpy (dst_unit[i] + at + k * 16, tile + k * column + i * 16, 16);
+    }
+    return;
+  }
+  for (i = 0; i < n; i++)
+    for (k = 0; k < blocks; k++)
+      copy_block (dst_unit[i] + at + k * block_bytes,
+                  tile + k * column + i * block_bytes, block_bytes);
+}
+
 /* One group of N units, a tile of TILE_BLOCKS block columns at a time:
  * each unit's slice of a tile is read and written whole, so that the
  * units' stride (often 4096 bytes, which maps them all to one cache
  * set) costs one miss per slice, not per block. */
 static int
-encrypt_group (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
-               size_t n, uint64_t iv_sector, uint64_t iv_step)
+encrypt_group (const struct cbc_multi *m, uint8_t *const *dst_unit,
+               const uint8_t *src, size_t n, uint64_t iv_sector,
+               uint64_t iv_step)
 {
   uint8_t tile[TILE_BLOCKS * GROUP_UNITS * IV_MAX_BYTES];
   uint8_t ivs[GROUP_UNITS * IV_MAX_BYTES];
@@ -99,7 +179,9 @@ encrypt_group (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
       block_cipher_update (m->essiv, ivs, ivs, column) == -1)
     return -1;
   for (at = 0; at < m->unit_bytes; at += tile_bytes) {
-    transpose (tile, bb, column, src + at, m->unit_bytes, bb, n, blocks, bb);
+    gather (tile, column, src + at, m->unit_bytes, n, blocks, bb);
+    if (at + tile_bytes < m->unit_bytes)
+      prefetch_tile (src + at + tile_bytes, m->unit_bytes, n, tile_bytes);
     for (k = 0; k < blocks; k++) {
       xor_into (tile + k * column, chain, column);
       if (block_cipher_update (ecb, tile + k * column, tile + k * column,
@@ -110,7 +192,42 @@ encrypt_group (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
     /* The tile's last column is the next tile's chain: keep it. */
     memcpy (ivs, chain, column);
     chain = ivs;
-    transpose (dst + at, m->unit_bytes, bb, tile, bb, column, n, blocks, bb);
+    scatter (dst_unit, at, tile, column, n, blocks, bb);
+  }
+  return 0;
+}
+
+size_t
+cbc_multi_group_bytes (unsigned unit_bytes)
+{
+  return (size_t) GROUP_UNITS * unit_bytes;
+}
+
+int
+cbc_multi_encrypt_pieces (const struct cbc_multi *m, uint8_t *const *dsts,
+                          const size_t *lens, size_t npieces,
+                          const uint8_t *src, uint64_t iv_sector,
+                          uint64_t iv_step)
+{
+  uint8_t *dst_unit[GROUP_UNITS];
+  size_t piece = 0, at = 0, n;
+
+  while (piece < npieces) {
+    for (n = 0; n < GROUP_UNITS && piece < npieces;) {
+      if (at >= lens[piece]) {
+        piece++;
+        at = 0;
+        continue;
+      }
+      dst_unit[n++] = dsts[piece] + at;
+      at += m->unit_bytes;
+    }
+    if (n == 0)
+      break;
+    if (encrypt_group (m, dst_unit, src, n, iv_sector, iv_step) == -1)
+      return -1;
+    src += n * m->unit_bytes;
+    iv_sector += n * iv_step;
   }
   return 0;
 }
@@ -120,16 +237,8 @@ cbc_multi_encrypt (const struct cbc_multi *m, uint8_t *dst,
                    const uint8_t *src, size_t nbytes, uint64_t iv_sector,
                    uint64_t iv_step)
 {
-  size_t units = nbytes / m->unit_bytes, done, n;
-
-  for (done = 0; done < units; done += n) {
-    n = units - done < GROUP_UNITS ? units - done : GROUP_UNITS;
-    if (encrypt_group (m, dst + done * m->unit_bytes,
-                       src + done * m->unit_bytes, n,
-                       iv_sector + done * iv_step, iv_step) == -1)
-      return -1;
-  }
-  return 0;
+  return nbytes == 0 ? 0 :
+    cbc_multi_encrypt_pieces (m, &dst, &nbytes, 1, src, iv_sector, iv_step);
 }
 
 /* Decryption a run at a time: the run's plaintext XOR its chains comes

@@ -43,6 +43,18 @@ int cbc_multi_encrypt (const struct cbc_multi *m, uint8_t *dst,
                        const uint8_t *src, size_t nbytes, uint64_t iv_sector,
                        uint64_t iv_step);
 
+/* The same for NPIECES pieces of plaintext that follow each other at
+ * SRC, piece i (LENS[i] bytes, whole units) encrypted into DSTS[i]:
+ * chains from several pieces share the ECB calls. */
+int cbc_multi_encrypt_pieces (const struct cbc_multi *m, uint8_t *const *dsts,
+                              const size_t *lens, size_t npieces,
+                              const uint8_t *src, uint64_t iv_sector,
+                              uint64_t iv_step);
+
+/* Bytes of units the encryption interleaves at most: the length a call
+ * needs to reach its longest ECB calls. */
+size_t cbc_multi_group_bytes (unsigned unit_bytes);
+
 /* The same for decryption. */
 int cbc_multi_decrypt (const struct cbc_multi *m, uint8_t *dst,
                        const uint8_t *src, size_t nbytes, uint64_t iv_sector,

@@ -764,6 +764,76 @@ sector_cipher_encrypt (struct sector_cipher *c, uint8_t *dst,
   return convert (c, dst, src, nbytes, sector, true);
 }
 
+/* The CBC encryption of pieces in one call: 1 where it does not apply
+ * (another cipher, pieces not of whole sectors, an IV wrap inside),
+ * else 0 or -1 as convert. */
+static int
+encrypt_pieces_cbc (struct sector_cipher *c, uint8_t *const *dsts,
+                    const size_t *lens, size_t npieces, const uint8_t *src,
+                    size_t nbytes, uint64_t sector)
+{
+  EVP_CIPHER_CTX *const *ctx;
+  size_t i;
+
+  if (!c->cbc_multi || c->cascade ||
+      sector % (c->sector_bytes >> SECTOR_SHIFT) != 0 ||
+      bytes_before_iv_wrap (c, sector, nbytes) < nbytes)
+    return 1;
+  for (i = 0; i < npieces; i++)
+    if (lens[i] % c->sector_bytes != 0)
+      return 1;
+  ctx = ctx_pool_get (c->pool);
+  if (ctx == NULL)
+    return 1;                   /* convert reports it */
+  {
+    const struct cbc_multi m = {
+      .ecb = ctx[SLOT_ECB_ENC], .ecb_short = ctx[SLOT_ECB_SHORT],
+      .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
+      .block_bytes = c->spec.cipher->block_bytes,
+      .unit_bytes = c->sector_bytes,
+    };
+
+    if (cbc_multi_encrypt_pieces (&m, dsts, lens, npieces, src,
+                                  iv_sector_of (c, sector),
+                                  iv_step (c)) == 0)
+      return 0;
+  }
+  ERR_clear_error ();
+  nbdkit_error ("sector_cipher: OpenSSL failed");
+  errno = EIO;
+  return -1;
+}
+
+int
+sector_cipher_encrypt_pieces (struct sector_cipher *c, uint8_t *const *dsts,
+                              const size_t *lens, size_t npieces,
+                              const uint8_t *src, uint64_t sector)
+{
+  size_t nbytes = 0, i;
+  int r;
+
+  for (i = 0; i < npieces; i++)
+    nbytes += lens[i];
+  if (npieces > 1 &&
+      (r = encrypt_pieces_cbc (c, dsts, lens, npieces, src, nbytes,
+                               sector)) != 1)
+    return r;
+  for (i = 0; i < npieces; i++) {
+    if (convert (c, dsts[i], src, lens[i], sector, true) == -1)
+      return -1;
+    src += lens[i];
+    sector += lens[i] >> SECTOR_SHIFT;
+  }
+  return 0;
+}
+
+size_t
+sector_cipher_batch_bytes (const struct sector_cipher *c)
+{
+  return c->cbc_multi && c->cascade == NULL ?
+    cbc_multi_group_bytes (c->sector_bytes) : 0;
+}
+
 int
 sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
                        const uint8_t *src, size_t nbytes, uint64_t sector)

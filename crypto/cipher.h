@@ -72,6 +72,21 @@ int sector_cipher_decrypt (struct sector_cipher *c, uint8_t *dst,
                            const uint8_t *src, size_t nbytes,
                            uint64_t sector);
 
+/* Encrypts the NPIECES pieces of plaintext that follow each other at
+ * SRC, piece i (LENS[i] bytes, whole sectors) into DSTS[i], the first
+ * at SECTOR: as a sector_cipher_encrypt of each, but where the cipher
+ * gains from longer calls (sector_cipher_batch_bytes), in one. */
+int sector_cipher_encrypt_pieces (struct sector_cipher *c,
+                                  uint8_t *const *dsts, const size_t *lens,
+                                  size_t npieces, const uint8_t *src,
+                                  uint64_t sector);
+
+/* The bytes up to which an encryption call gets cheaper per byte,
+ * beyond what one call usually holds: CBC interleaves that many bytes
+ * of sectors' chains in its ECB calls (cbc_multi.c).  0 where length
+ * makes no difference. */
+size_t sector_cipher_batch_bytes (const struct sector_cipher *c);
+
 unsigned sector_cipher_sector_size (const struct sector_cipher *c);
 
 /* The library that ciphers the data: "openssl", "libgcrypt", or

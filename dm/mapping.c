@@ -193,6 +193,7 @@ add_stats (struct engine_stats *sum, const struct engine_stats *s)
   sum->read_chunks += s->read_chunks; sum->write_chunks += s->write_chunks;
   sum->inline_chunks += s->inline_chunks;
   sum->worker_chunks += s->worker_chunks;
+  sum->batched_chunks += s->batched_chunks;
   sum->dispatches += s->dispatches; sum->sequential += s->sequential;
   sum->rounds += s->rounds; sum->rmw_sectors += s->rmw_sectors;
   sum->anticipations += s->anticipations; sum->direct += s->direct;

@@ -158,6 +158,7 @@ add_stats (struct ctl_message *rep)
   U64 (reads); U64 (writes); U64 (zeros); U64 (trims); U64 (flushes);
   U64 (read_bytes); U64 (write_bytes); U64 (read_chunks);
   U64 (write_chunks); U64 (inline_chunks); U64 (worker_chunks);
+  U64 (batched_chunks);
   U64 (dispatches); U64 (sequential); U64 (rounds); U64 (rmw_sectors);
   U64 (errors); U64 (buffer_waits); U64 (inflight_max);
   U64 (worker_depth_max); U64 (writeout_depth_max); U64 (batch_max);

@@ -3,7 +3,9 @@
  * pages per client the same way), so memory stays bounded under any load.
  * Freed buffers are kept for reuse: no allocation on the hot path, and a
  * taker gets the last buffer its CPU used, whose lines are still in that
- * CPU's cache (the cipher writes all of it). */
+ * CPU's cache (the cipher writes all of it).  Buffers are carved from
+ * slabs of one transparent huge page where the kernel offers them: the
+ * first touch of a 128 KiB buffer is then no longer 32 page faults. */
 #ifndef DMCRYPT_BUFPOOL_H
 #define DMCRYPT_BUFPOOL_H
 
@@ -28,6 +30,12 @@ struct bufpool
   unsigned out_max;             /* high-water mark of OUT */
   struct kept_buf *free;        /* kept buffers, max_bufs slots */
   unsigned nfree;
+  size_t buf_bytes;             /* buf_size rounded up to whole pages */
+  size_t slab_bytes;            /* bytes per slab */
+  unsigned per_slab;            /* buffers per slab */
+  void **slabs;                 /* max_slabs slots */
+  unsigned nslabs, max_slabs;
+  unsigned carved;              /* buffers handed out of the newest slab */
   uint64_t waits;               /* times a caller blocked on the cap */
 };
 

@@ -78,6 +78,21 @@ encrypt_chunk (struct engine *e, struct chunk *c)
   return 0;
 }
 
+/* After a write chunk's encryption: to the write-out stage, or with
+ * ERR, done. */
+static void
+encrypted (struct engine *e, struct chunk *c, int err, bool on_worker)
+{
+  if (err) {
+    writeout_cancel (e, c);
+    if (!c->borrowed)
+      bufpool_put (&e->bufs, c->data);
+    chunk_done (c, err);
+    return;
+  }
+  writeout_submit (e, c, on_worker);
+}
+
 void
 chunk_run (struct chunk *c, bool on_worker)
 {
@@ -88,7 +103,7 @@ chunk_run (struct chunk *c, bool on_worker)
   nth = atomic_fetch_add_explicit (on_worker ? &e->st.worker_chunks
                                    : &e->st.inline_chunks, 1,
                                    memory_order_relaxed);
-  clock = c->err ? 0 : crypt_clock_start (nth);
+  clock = c->err ? 0 : crypt_clock_start (nth, 1);
   if (!c->req->write)
     err = decrypt_chunk (e, c);
   else
@@ -99,14 +114,80 @@ chunk_run (struct chunk *c, bool on_worker)
     chunk_done (c, err);
     return;
   }
-  if (err) {
-    writeout_cancel (e, c);
-    if (!c->borrowed)
-      bufpool_put (&e->bufs, c->data);
-    chunk_done (c, err);
-    return;
+  encrypted (e, c, err, on_worker);
+}
+
+/* How many write chunks from C on (at most N) one encryption call can
+ * take: each a piece of the caller's bytes that follows the one before,
+ * in a pool buffer, no more bytes in all than the cipher gains from
+ * (sector_cipher_batch_bytes).  Sets *SRC to the first's plaintext. */
+static unsigned
+batch_length (struct engine *e, const struct chunk *c, unsigned n,
+              const uint8_t **src)
+{
+  size_t most = sector_cipher_batch_bytes (e->cipher), bytes = 0;
+  const uint8_t *piece, *next = NULL;
+  unsigned k;
+
+  for (k = 0; k < n; k++) {
+    if (c[k].err || c[k].borrowed || c[k].req->src == NULL ||
+        bytes + c[k].len > most ||
+        plaintext_at (c[k].req, c[k].offset, c[k].offset + c[k].len,
+                      &piece) != c[k].len ||
+        (k > 0 && piece != next))
+      break;
+    if (k == 0)
+      *src = piece;
+    next = piece + c[k].len;
+    bytes += c[k].len;
   }
-  writeout_submit (e, c, on_worker);
+  return k;
+}
+
+/* Encrypts the N write chunks from C on in one call (batch_length). */
+static void
+run_batch (struct engine *e, struct chunk *c, unsigned n, const uint8_t *src)
+{
+  uint8_t *dsts[WAVE_CHUNKS];
+  size_t lens[WAVE_CHUNKS], bytes = 0;
+  uint64_t nth, clock;
+  unsigned k;
+  int err;
+
+  for (k = 0; k < n; k++) {
+    dsts[k] = c[k].data;
+    lens[k] = c[k].len;
+    bytes += c[k].len;
+  }
+  nth = atomic_fetch_add_explicit (&e->st.inline_chunks, n,
+                                   memory_order_relaxed);
+  atomic_fetch_add_explicit (&e->st.batched_chunks, n, memory_order_relaxed);
+  clock = crypt_clock_start (nth, n);
+  err = sector_cipher_encrypt_pieces (e->cipher, dsts, lens, n, src,
+                                      c[0].offset >> SECTOR_SHIFT) == -1
+    ? (errno ? errno : EIO) : 0;
+  if (clock)
+    crypt_clock_stop (e, true, bytes, clock);
+  for (k = 0; k < n; k++)
+    encrypted (e, &c[k], err, false);
+}
+
+void
+chunk_run_inline (struct chunk *c, unsigned n)
+{
+  struct engine *e = n ? c->req->e : NULL;
+  const uint8_t *src = NULL;
+  unsigned i, len;
+
+  for (i = 0; i < n; i += len) {
+    len = c->req->write ? batch_length (e, &c[i], n - i, &src) : 0;
+    if (len > 1)
+      run_batch (e, &c[i], len, src);
+    else {
+      chunk_run (&c[i], false);
+      len = 1;
+    }
+  }
 }
 
 /* The completion of a dispatched write, in whatever thread the backend

@@ -23,9 +23,13 @@ thread_cpu_ns (void)
 /* NTH counts the chunks this kind of thread crypted before this one.
  * Returns 0 for a chunk left untimed. */
 uint64_t
-crypt_clock_start (uint64_t nth)
+crypt_clock_start (uint64_t nth, unsigned n)
 {
-  if (nth % CRYPT_SAMPLE_EVERY != 0)
+  /* N chunks crypted in one call, the NTH to the NTH + N - 1, are timed
+   * together when one of them is due. */
+  uint64_t into = nth % CRYPT_SAMPLE_EVERY;
+
+  if (n == 0 || (into != 0 && into + n <= CRYPT_SAMPLE_EVERY))
     return 0;
   return thread_cpu_ns ();
 }

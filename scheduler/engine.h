@@ -61,6 +61,8 @@ struct engine_stats
   uint64_t read_bytes, write_bytes;                /* plaintext bytes */
   uint64_t read_chunks, write_chunks;
   uint64_t inline_chunks, worker_chunks;   /* crypted by caller / worker */
+  uint64_t batched_chunks;     /* write chunks encrypted in one call with
+                                  the chunks next to them */
   uint64_t dispatches;         /* backend writes of chunks */
   uint64_t sequential;         /* ... starting where the previous ended */
   uint64_t rounds;             /* write-out rounds */

@@ -144,6 +144,7 @@ struct counters
   atomic_uint_fast64_t read_bytes, write_bytes;       /* plaintext */
   atomic_uint_fast64_t read_chunks, write_chunks;
   atomic_uint_fast64_t inline_chunks, worker_chunks;  /* who crypted */
+  atomic_uint_fast64_t batched_chunks;
   /* The chunks timed (crypt_clock.c): [0] decryption, [1] encryption. */
   atomic_uint_fast64_t crypt_sample_ns[2], crypt_sample_bytes[2];
   atomic_uint_fast64_t dispatches, sequential;        /* backend writes */
@@ -173,8 +174,9 @@ struct engine
   struct counters st;
 };
 
-/* Times a chunk if NTH says it is one of the sample (crypt_clock.c). */
-uint64_t crypt_clock_start (uint64_t nth);
+/* Times N chunks crypted in one call, the NTH on, if one of them is of
+ * the sample (crypt_clock.c). */
+uint64_t crypt_clock_start (uint64_t nth, unsigned n);
 void crypt_clock_stop (struct engine *e, bool write, uint64_t bytes,
                        uint64_t start);
 
@@ -227,6 +229,10 @@ void anticipate_wait_locked (struct writeout *wo);
 /* The request's thread reads a read chunk's ciphertext (sets c->err). */
 void chunk_fetch (struct engine *e, struct chunk *c);
 void chunk_run (struct chunk *c, bool on_worker);
+/* Runs N chunks of one request in this thread, in order; a write's
+ * chunks that follow each other in the caller's bytes are encrypted in
+ * one call where the cipher gains from it. */
+void chunk_run_inline (struct chunk *c, unsigned n);
 void chunk_dispatch_write (struct engine *e, struct chunk *c);
 void chunk_note_write (struct engine *e, struct chunk *c);
 void chunk_write_noted (struct engine *e, struct chunk *c);

@@ -64,10 +64,8 @@ run_wave (struct engine *e, struct request *r, bool inline_only)
   if (!r->write)
     for (i = 0; i < r->nchunks; i++)
       chunk_fetch (e, &r->chunks[i]);
-  if (inline_only || e->pool.n == 0 || e->identity) {
-    for (i = 0; i < r->nchunks; i++)
-      chunk_run (&r->chunks[i], false);
-  }
+  if (inline_only || e->pool.n == 0 || e->identity)
+    chunk_run_inline (r->chunks, r->nchunks);
   else if (e->cfg.flags & CT_SAME_CPU_CRYPT) {
     cpu = sched_getcpu ();
     workers_submit (&e->pool, r, cpu < 0 ? 0 : cpu);
@@ -82,8 +80,7 @@ run_wave (struct engine *e, struct request *r, bool inline_only)
      * back), so a request of two chunks is done no sooner on two CPUs.
      * And with as many requests as workers inside already, their
      * threads keep the CPUs busy. */
-    for (i = 0; i < r->nchunks; i++)
-      chunk_run (&r->chunks[i], false);
+    chunk_run_inline (r->chunks, r->nchunks);
   }
   else {
     r->claimed = 1;

@@ -20,6 +20,7 @@ engine_get_stats (struct engine *e, struct engine_stats *st)
     .write_chunks = LOAD (e->st.write_chunks),
     .inline_chunks = LOAD (e->st.inline_chunks),
     .worker_chunks = LOAD (e->st.worker_chunks),
+    .batched_chunks = LOAD (e->st.batched_chunks),
     .dispatches = LOAD (e->st.dispatches),
     .sequential = LOAD (e->st.sequential),
     .rmw_sectors = LOAD (e->st.rmw_sectors),
@@ -68,7 +69,8 @@ engine_format_stats (const struct engine_stats *st, char *buf, size_t size)
             " + zeros %" PRIu64 " (%.1f MiB), trims %" PRIu64
             ", flushes %" PRIu64 ", errors %" PRIu64
             "; chunks read %" PRIu64 " write %" PRIu64
-            " (crypted inline %" PRIu64 ", on workers %" PRIu64 ")"
+            " (crypted inline %" PRIu64 ", on workers %" PRIu64
+            ", in batches %" PRIu64 ")"
             "; backend writes %" PRIu64 ", %.1f%% sequential"
             "; write-out rounds %" PRIu64 " (largest %u chunks, %" PRIu64
             " chunks written by their crypter, %" PRIu64 " gaps waited for)"
@@ -78,7 +80,8 @@ engine_format_stats (const struct engine_stats *st, char *buf, size_t size)
             st->reads, mib (st->read_bytes), st->writes, st->zeros,
             mib (st->write_bytes), st->trims, st->flushes, st->errors,
             st->read_chunks, st->write_chunks, st->inline_chunks,
-            st->worker_chunks, st->dispatches, seq, st->rounds,
+            st->worker_chunks, st->batched_chunks, st->dispatches, seq,
+            st->rounds,
             st->batch_max, st->direct, st->anticipations, st->inflight_max,
             st->worker_depth_max,
             st->writeout_depth_max, st->buffers_max, st->buffer_waits,

@@ -1,7 +1,8 @@
 /* sector_cipher: known answers (IEEE 1619-2007 XTS vectors, digests that
  * tests/cipher-vectors.py makes with the oracle), the kernel's IV
  * arithmetic read back from real ciphertext, round trips, in-place use,
- * threads, and every refusal with its message; all of it once with
+ * encryption into pieces, threads, and every refusal with its message;
+ * all of it once with
  * AES from OpenSSL and once from libgcrypt (its XTS, and its ECB under
  * the XTS construction and CBC), and which library each cipher uses.
  *
@@ -9,6 +10,7 @@
  *   test-cipher --bench          MB/s of AES-XTS and CBC-ESSIV on one
  *                                core, in place and as the engine's
  *                                writes use it, with each library's AES
+ *   test-cipher --bench-out-of-place  only the latter (a few seconds)
  *   test-cipher --print-digests  our digests, for cipher-vectors.py */
 #include <errno.h>
 #include <inttypes.h>
@@ -343,6 +345,70 @@ check_iv_case (const char *mode, const struct iv_case *t)
     failures++;
   }
   sector_cipher_free (c);
+}
+
+/* sector_cipher_encrypt_pieces: pieces of 1 to 130 sectors, each into
+ * its own buffer, give what one sector_cipher_encrypt of the whole
+ * gives, for every cipher, with the CBC groups (128 sectors) crossing
+ * pieces, and across an IV wrap (large sectors, an offset near 2^64). */
+static void
+check_pieces (const char *spec, const uint8_t *key, size_t key_bytes,
+              unsigned sector_size, uint64_t iv_offset, bool large,
+              const uint8_t *src, uint8_t *whole, size_t nbytes)
+{
+  static const unsigned cycle[] = { 3, 1, 40, 130, 7, 64 };
+  uint8_t *dsts[256];
+  size_t lens[256], off = 0, n = 0, i;
+  struct sector_cipher *c = new_cipher (spec, key, key_bytes, sector_size,
+                                        iv_offset, large);
+
+  CHECK (c != NULL);
+  if (c == NULL)
+    return;
+  CHECK (sector_cipher_encrypt (c, whole, src, nbytes, 0) == 0);
+  for (; off < nbytes && n < ARRAY_SIZE (dsts); n++) {
+    lens[n] = (size_t) cycle[n % ARRAY_SIZE (cycle)] * sector_size;
+    if (lens[n] > nbytes - off)
+      lens[n] = nbytes - off;
+    dsts[n] = malloc (lens[n]);
+    CHECK (dsts[n] != NULL);
+    off += lens[n];
+  }
+  CHECK (off == nbytes);
+  CHECK (sector_cipher_encrypt_pieces (c, dsts, lens, n, src, 0) == 0);
+  for (i = 0, off = 0; i < n; off += lens[i++]) {
+    CHECK_MSG (memcmp (dsts[i], whole + off, lens[i]) == 0,
+               "%s, %u-byte sectors: piece %zu of %zu differs", spec,
+               sector_size, i, n);
+    free (dsts[i]);
+  }
+  sector_cipher_free (c);
+}
+
+static void
+test_pieces (void)
+{
+  static const unsigned sizes[] = { 512, 4096 };
+  const size_t nbytes = 1 << 20;
+  uint8_t key[VECTOR_KEY_MAX], *src = malloc (nbytes);
+  uint8_t *whole = malloc (nbytes);
+  size_t i, s;
+
+  CHECK (src && whole);
+  for (i = 0; i < nbytes; i++)
+    src[i] = (uint8_t) (i * 131 + (i >> 12));
+  for (i = 0; i < ARRAY_SIZE (digest_vectors); i++)
+    for (s = 0; s < ARRAY_SIZE (sizes); s++) {
+      make_key (key, digest_vectors[i].key_bytes,
+                digest_vectors[i].key_style);
+      check_pieces (digest_vectors[i].spec, key, digest_vectors[i].key_bytes,
+                    sizes[s], 0, false, src, whole, nbytes);
+    }
+  make_key (key, 32, KEY_PATTERN);
+  check_pieces ("aes-cbc-essiv:sha256", key, 32, 4096, UINT64_MAX - 1023,
+                true, src, whole, nbytes);
+  free (src);
+  free (whole);
 }
 
 static void
@@ -919,7 +985,8 @@ bench_one (const char *spec, size_t key_bytes, unsigned sector_size)
  * time into one reused buffer, from a source that is (COLD) or is not
  * (one 1 MiB piece over again) beyond the caches. */
 static void
-bench_out_of_place (unsigned sector_size, bool cold)
+bench_out_of_place (const char *spec, size_t key_bytes, unsigned sector_size,
+                    bool cold)
 {
   uint8_t key[VECTOR_KEY_MAX], *src = malloc (COLD_BYTES);
   uint8_t *dst = malloc (CHUNK_BYTES);
@@ -929,10 +996,10 @@ bench_out_of_place (unsigned sector_size, bool cold)
   int rounds = 0;
 
   CHECK (src && dst);
-  make_key (key, 64, KEY_PATTERN);
+  make_key (key, key_bytes, KEY_PATTERN);
   memset (src, 0x5a, COLD_BYTES);
   memset (dst, 0, CHUNK_BYTES);
-  c = new_cipher ("aes-xts-plain64", key, 64, sector_size, 0, false);
+  c = new_cipher (spec, key, key_bytes, sector_size, 0, false);
   CHECK (c != NULL);
   start = cpu_seconds ();
   do {
@@ -942,8 +1009,9 @@ bench_out_of_place (unsigned sector_size, bool cold)
                                     (from + k) >> 9) == 0);
     rounds++;
   } while ((secs = cpu_seconds () - start) < 1.0);
-  printf ("aes-xts-plain64         64-byte key, %4u-byte sectors: encrypt "
-          "%6.0f MB/s, out of place from %s (%s)\n", sector_size,
+  printf ("%-22s %3zu-byte key, %4u-byte sectors: encrypt "
+          "%6.0f MB/s, out of place from %s (%s)\n", spec, key_bytes,
+          sector_size,
           rounds * ((1 << 20) / 1e6) / secs,
           cold ? "64 MiB (beyond the caches)" : "1 MiB (in cache)",
           sector_cipher_library (c));
@@ -969,13 +1037,41 @@ static const struct
 };
 
 static void
+bench_out_of_place_all (void)
+{
+  static const enum sector_cipher_library libs[] = {
+    SECTOR_CIPHER_LIB_OPENSSL, SECTOR_CIPHER_LIB_LIBGCRYPT,
+  };
+  static const struct
+  {
+    const char *spec;
+    size_t key_bytes;
+    unsigned sector_size;
+  } cases[] = {
+    { "aes-xts-plain64", 64, 4096 }, { "aes-xts-plain64", 64, 512 },
+    { "aes-cbc-essiv:sha256", 32, 4096 }, { "aes-cbc-essiv:sha256", 32, 512 },
+  };
+  size_t l, k;
+
+  printf ("one thread, 128 KiB at a time into one buffer, MB per CPU "
+          "second:\n");
+  for (l = 0; l < ARRAY_SIZE (libs); l++)
+    for (k = 0; k < ARRAY_SIZE (cases); k++) {
+      library = libs[l];
+      bench_out_of_place (cases[k].spec, cases[k].key_bytes,
+                          cases[k].sector_size, false);
+      bench_out_of_place (cases[k].spec, cases[k].key_bytes,
+                          cases[k].sector_size, true);
+    }
+}
+
+static void
 bench (void)
 {
   static const enum sector_cipher_library libs[] = {
     SECTOR_CIPHER_LIB_OPENSSL, SECTOR_CIPHER_LIB_LIBGCRYPT,
   };
-  static const unsigned out_of_place_sectors[] = { 4096, 512 };
-  size_t i, l, k;
+  size_t i, l;
 
   printf ("one thread, 1 MiB buffer, in place, MB per CPU second:\n");
   for (l = 0; l < ARRAY_SIZE (libs); l++)
@@ -984,14 +1080,7 @@ bench (void)
       bench_one (bench_cases[i].spec, bench_cases[i].key_bytes,
                  bench_cases[i].sector_size);
     }
-  printf ("one thread, 128 KiB at a time into one buffer, MB per CPU "
-          "second:\n");
-  for (l = 0; l < ARRAY_SIZE (libs); l++)
-    for (k = 0; k < ARRAY_SIZE (out_of_place_sectors); k++) {
-      library = libs[l];
-      bench_out_of_place (out_of_place_sectors[k], false);
-      bench_out_of_place (out_of_place_sectors[k], true);
-    }
+  bench_out_of_place_all ();
 }
 
 /* Real BitLocker sectors (elephant), decrypted in place and re-encrypted
@@ -1112,6 +1201,7 @@ test_bytes_with (enum sector_cipher_library lib)
   test_block_vectors ();
   test_digests ();
   test_split_calls ();
+  test_pieces ();
   test_iv_arithmetic ();
   test_round_trips ();
   test_equivalent_specs ();
@@ -1127,6 +1217,10 @@ main (int argc, char *argv[])
 {
   if (argc == 2 && strcmp (argv[1], "--bench") == 0) {
     bench ();
+    return 0;
+  }
+  if (argc == 2 && strcmp (argv[1], "--bench-out-of-place") == 0) {
+    bench_out_of_place_all ();
     return 0;
   }
   if (argc == 2 && strcmp (argv[1], "--print-digests") == 0) {

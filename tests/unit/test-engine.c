@@ -139,6 +139,98 @@ small_engine (struct sector_cipher *c, struct backend *b, uint64_t chunk)
   return e;
 }
 
+static struct sector_cipher *
+cbc_cipher (unsigned sector_size)
+{
+  static uint8_t key[32];
+  struct sector_cipher_params p = {
+    .spec = "aes-cbc-essiv:sha256", .key = key, .key_size = sizeof key,
+    .sector_size = sector_size,
+  };
+  unsigned i;
+
+  for (i = 0; i < sizeof key; i++)
+    key[i] = i * 5 + 3;
+  return sector_cipher_new (&p);
+}
+
+/* CBC writes of several chunks are encrypted in one call where the
+ * sectors are few per chunk (sector_cipher_batch_bytes): a write of
+ * FIRST bytes at 0 is wholly in batches, and after writes of every
+ * shape the image still decrypts to what was written. */
+static void
+test_cbc_batches (unsigned ss, uint64_t chunk, unsigned flags, size_t first)
+{
+  struct backend *b = mem_open (DATA_OFFSET + SIZE);
+  struct sector_cipher *c = cbc_cipher (ss);
+  struct engine_config cfg = {
+    .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = ss,
+    .workers = 2, .max_read_size = chunk, .max_write_size = chunk,
+    .max_inflight = 1 << 20, .flags = flags,
+  };
+  uint64_t seed = 0x2545f4914f6cdd1dULL + ss + chunk, i, off, len;
+  struct engine_stats st;
+  struct engine *e;
+
+  REQUIRE (c, "cipher");
+  e = engine_new (&cfg, c, b);
+  REQUIRE (e && engine_start (e) == 0, "engine");
+  decrypt_backend (b, c, DATA_OFFSET, model, SIZE);
+  for (i = 0; i < first; i++)
+    buf[i] = rnd (&seed);
+  REQUIRE (engine_write (e, buf, first, 0, false) == 0, "write: %m");
+  memcpy (model, buf, first);
+  engine_get_stats (e, &st);
+  REQUIRE (st.batched_chunks == st.write_chunks && st.write_chunks > 1,
+           "CBC, %u-byte sectors: %llu of %llu chunks in batches", ss,
+           (unsigned long long) st.batched_chunks,
+           (unsigned long long) st.write_chunks);
+  /* Whole and ragged multi-chunk writes, then anything. */
+  for (off = first; off + sizeof buf <= SIZE; off += sizeof buf + ss) {
+    len = sizeof buf - off % 3 * 100;
+    for (i = 0; i < len; i++)
+      buf[i] = rnd (&seed);
+    REQUIRE (engine_write (e, buf, len, off + off % 5, false) == 0,
+             "write: %m");
+    memcpy (model + off + off % 5, buf, len);
+  }
+  for (i = 0; i < OPS; i++)
+    random_request (e, &seed, ss);
+  REQUIRE (engine_flush (e) == 0, "flush: %m");
+  decrypt_backend (b, c, DATA_OFFSET, got, SIZE);
+  REQUIRE (memcmp (got, model, SIZE) == 0,
+           "CBC, %u-byte sectors, %llu-byte chunks: backend differs", ss,
+           (unsigned long long) chunk);
+  engine_get_stats (e, &st);
+  printf ("CBC batches, ss %4u, %6llu-byte chunks%s: %llu of %llu write "
+          "chunks\n", ss, (unsigned long long) chunk,
+          flags ? ", no_write_workqueue" : "",
+          (unsigned long long) st.batched_chunks,
+          (unsigned long long) st.write_chunks);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
+/* Where length makes no difference to the cipher, no batches. */
+static void
+test_no_batches (void)
+{
+  struct backend *b = mem_open (DATA_OFFSET + SIZE);
+  struct sector_cipher *c = test_cipher (4096);
+  struct engine *e = small_engine (c, b, 16384);
+  struct engine_stats st;
+
+  memset (buf, 0x3c, sizeof buf);
+  REQUIRE (engine_write (e, buf, sizeof buf, 0, false) == 0, "write: %m");
+  engine_get_stats (e, &st);
+  REQUIRE (st.batched_chunks == 0, "XTS: %llu chunks in batches",
+           (unsigned long long) st.batched_chunks);
+  engine_free (e);
+  sector_cipher_free (c);
+  backend_close (b);
+}
+
 /* A failing sector fails exactly the requests touching it, with EIO. */
 static void
 test_errors (void)
@@ -317,6 +409,61 @@ test_bufpool_cpu (void)
           a, b);
 }
 
+/* Buffers are carved from slabs: distinct, page-aligned, never
+ * overlapping; a whole huge page's worth in one slab from a huge-page
+ * boundary; kept ones reused before any new slab; never more than the
+ * cap; sizes that are not a page multiple, or larger than a slab. */
+static void
+check_carving (size_t buf_size, unsigned cap_bufs, unsigned want_per_slab)
+{
+  const size_t page = 4096, rounded = (buf_size + page - 1) & ~(page - 1);
+  struct bufpool p;
+  void **bufs = calloc (cap_bufs, sizeof *bufs);
+  unsigned i, j, slabs;
+
+  REQUIRE (bufs != NULL, "calloc");
+  REQUIRE (bufpool_init (&p, buf_size, (uint64_t) cap_bufs * buf_size) == 0,
+           "bufpool_init");
+  REQUIRE (p.max_bufs == cap_bufs && p.per_slab == want_per_slab,
+           "%zu-byte buffers: %u per slab, cap %u (want %u, %u)", buf_size,
+           p.per_slab, p.max_bufs, want_per_slab, cap_bufs);
+  for (i = 0; i < cap_bufs; i++) {
+    REQUIRE (bufpool_get_many (&p, &bufs[i], 1) == 0, "get %u", i);
+    REQUIRE ((uintptr_t) bufs[i] % page == 0, "buffer %u is page-aligned", i);
+    memset (bufs[i], 0xa5, buf_size);
+    if (i % want_per_slab != 0)
+      REQUIRE ((uint8_t *) bufs[i] == (uint8_t *) bufs[i - 1] + rounded,
+               "buffer %u follows the one before in its slab", i);
+    else if (rounded * want_per_slab >= (2u << 20))
+      REQUIRE ((uintptr_t) bufs[i] % (2u << 20) == 0,
+               "slab of buffer %u starts on a huge-page boundary", i);
+    for (j = 0; j < i; j++)
+      REQUIRE ((uint8_t *) bufs[i] >= (uint8_t *) bufs[j] + rounded
+               || (uint8_t *) bufs[j] >= (uint8_t *) bufs[i] + rounded,
+               "buffers %u and %u overlap", j, i);
+  }
+  slabs = p.nslabs;
+  REQUIRE (slabs == (cap_bufs + want_per_slab - 1) / want_per_slab,
+           "%u slabs for %u buffers", slabs, cap_bufs);
+  for (i = 0; i < cap_bufs; i++)
+    bufpool_put (&p, bufs[i]);
+  REQUIRE (bufpool_get_many (&p, bufs, cap_bufs) == 0 && p.nslabs == slabs,
+           "kept buffers are reused: no new slab");
+  for (i = 0; i < cap_bufs; i++)
+    bufpool_put (&p, bufs[i]);
+  bufpool_destroy (&p);
+  free (bufs);
+}
+
+static void
+test_bufpool_slabs (void)
+{
+  check_carving (128 << 10, 40, 16);    /* the default chunk */
+  check_carving (5000, 3, 3);           /* a slab no bigger than the cap */
+  check_carving (3 << 20, 2, 1);        /* a buffer beyond one huge page */
+  printf ("bufpool slabs: buffers carved whole, aligned and reused\n");
+}
+
 int
 main (void)
 {
@@ -331,6 +478,15 @@ main (void)
   test_null_borrows ();
   test_cipher_clock ();
   test_bufpool_cpu ();
+  test_bufpool_slabs ();
+  /* Default chunks; a request of two goes inline (nbdcopy's 256 KiB). */
+  test_cbc_batches (4096, 0, 0, 256 << 10);
+  test_cbc_batches (2048, 0, 0, 256 << 10);
+  /* Inline whatever the size: 128 sectors of 4096 bytes per batch. */
+  test_cbc_batches (4096, 0, CT_NO_WRITE_WORKQUEUE, 1 << 20);
+  test_cbc_batches (4096, 16384, CT_NO_WRITE_WORKQUEUE, 1 << 20);
+  test_cbc_batches (512, 4096, CT_NO_WRITE_WORKQUEUE, 1 << 20);
+  test_no_batches ();
   printf ("ok\n");
   return 0;
 }
