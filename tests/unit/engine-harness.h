@@ -293,12 +293,13 @@ mem_wait_held (struct backend *b, unsigned n)
   pthread_mutex_unlock (&m->lock);
 }
 
+/* SPEC keyed with KEY_BYTES (at most 64) of a fixed pattern. */
 static inline struct sector_cipher *
-test_cipher (unsigned sector_size)
+test_cipher_spec (const char *spec, size_t key_bytes, unsigned sector_size)
 {
   static uint8_t key[64];
   struct sector_cipher_params p = {
-    .spec = "aes-xts-plain64", .key = key, .key_size = sizeof key,
+    .spec = spec, .key = key, .key_size = key_bytes,
     .sector_size = sector_size,
   };
   unsigned i;
@@ -306,6 +307,12 @@ test_cipher (unsigned sector_size)
   for (i = 0; i < sizeof key; i++)
     key[i] = i * 7 + 1;
   return sector_cipher_new (&p);
+}
+
+static inline struct sector_cipher *
+test_cipher (unsigned sector_size)
+{
+  return test_cipher_spec ("aes-xts-plain64", 64, sector_size);
 }
 
 /* Plaintext of the backend's bytes, decrypted independently of the

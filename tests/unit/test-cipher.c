@@ -1020,13 +1020,15 @@ bench_out_of_place (const char *spec, size_t key_bytes, unsigned sector_size,
   free (dst);
 }
 
-/* The in-place cases, each once per library. */
-static const struct
+struct bench_case
 {
   const char *spec;
   size_t key_bytes;
   unsigned sector_size;
-} bench_cases[] = {
+};
+
+/* The in-place cases, each once per library. */
+static const struct bench_case bench_cases[] = {
   { "aes-xts-plain64", 64, 4096 }, { "aes-xts-plain64", 64, 2048 },
   { "aes-xts-plain64", 64, 1024 }, { "aes-xts-plain64", 64, 512 },
   { "aes-xts-plain64", 32, 4096 }, { "aes-xts-plain64", 32, 512 },
@@ -1042,12 +1044,7 @@ bench_out_of_place_all (void)
   static const enum sector_cipher_library libs[] = {
     SECTOR_CIPHER_LIB_OPENSSL, SECTOR_CIPHER_LIB_LIBGCRYPT,
   };
-  static const struct
-  {
-    const char *spec;
-    size_t key_bytes;
-    unsigned sector_size;
-  } cases[] = {
+  static const struct bench_case cases[] = {
     { "aes-xts-plain64", 64, 4096 }, { "aes-xts-plain64", 64, 512 },
     { "aes-cbc-essiv:sha256", 32, 4096 }, { "aes-cbc-essiv:sha256", 32, 512 },
   };

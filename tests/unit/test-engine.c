@@ -139,21 +139,6 @@ small_engine (struct sector_cipher *c, struct backend *b, uint64_t chunk)
   return e;
 }
 
-static struct sector_cipher *
-cbc_cipher (unsigned sector_size)
-{
-  static uint8_t key[32];
-  struct sector_cipher_params p = {
-    .spec = "aes-cbc-essiv:sha256", .key = key, .key_size = sizeof key,
-    .sector_size = sector_size,
-  };
-  unsigned i;
-
-  for (i = 0; i < sizeof key; i++)
-    key[i] = i * 5 + 3;
-  return sector_cipher_new (&p);
-}
-
 /* CBC writes of several chunks are encrypted in one call where the
  * sectors are few per chunk (sector_cipher_batch_bytes): a write of
  * FIRST bytes at 0 is wholly in batches, and after writes of every
@@ -162,7 +147,8 @@ static void
 test_cbc_batches (unsigned ss, uint64_t chunk, unsigned flags, size_t first)
 {
   struct backend *b = mem_open (DATA_OFFSET + SIZE);
-  struct sector_cipher *c = cbc_cipher (ss);
+  struct sector_cipher *c = test_cipher_spec ("aes-cbc-essiv:sha256", 32,
+                                               ss);
   struct engine_config cfg = {
     .data_offset = DATA_OFFSET, .size = SIZE, .sector_size = ss,
     .workers = 2, .max_read_size = chunk, .max_write_size = chunk,
