@@ -63,9 +63,6 @@ gather (uint8_t *tile, size_t column, const uint8_t *src, size_t unit_bytes,
                   src + i * unit_bytes + k * block_bytes, block_bytes);
 }
 
-/* DST ^= SRC over LEN bytes, a multiple of 8; 16 bytes at a time where
- * there is SSE2 (every x86-64): the XORs of a group's columns are a pass
- * over all its data. */
 #ifdef CBC_HAVE_AVX512
 static bool use_avx512;
 
@@ -90,6 +87,9 @@ xor_into_avx512 (uint8_t *dst, const uint8_t *src, size_t len)
 }
 #endif
 
+/* DST ^= SRC over LEN bytes, a multiple of 8; 64 bytes at a time with
+ * AVX-512, else 16 where there is SSE2 (every x86-64): the XORs of a
+ * group's columns are a pass over all its data. */
 static void
 xor_into (uint8_t *dst, const uint8_t *src, size_t len)
 {
@@ -237,8 +237,8 @@ cbc_multi_encrypt (const struct cbc_multi *m, uint8_t *dst,
                    const uint8_t *src, size_t nbytes, uint64_t iv_sector,
                    uint64_t iv_step)
 {
-  return nbytes == 0 ? 0 :
-    cbc_multi_encrypt_pieces (m, &dst, &nbytes, 1, src, iv_sector, iv_step);
+  return cbc_multi_encrypt_pieces (m, &dst, &nbytes, 1, src, iv_sector,
+                                   iv_step);
 }
 
 /* Decryption a run at a time: the run's plaintext XOR its chains comes

@@ -641,6 +641,20 @@ gcrypt_xts_run (const struct sector_cipher *c, EVP_CIPHER_CTX *ctx,
   return 0;
 }
 
+/* CBC across sectors (cbc_multi.c) over this thread's contexts. */
+static struct cbc_multi
+cbc_multi_of (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
+              bool encrypt)
+{
+  return (struct cbc_multi) {
+    .ecb = ctx[encrypt ? SLOT_ECB_ENC : SLOT_ECB_DEC],
+    .ecb_short = ctx[SLOT_ECB_SHORT],
+    .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
+    .block_bytes = c->spec.cipher->block_bytes,
+    .unit_bytes = c->sector_bytes,
+  };
+}
+
 /* The bulk paths, many sectors per OpenSSL call: XTS on ECB
  * (xts_bulk.c), libgcrypt's XTS with plain64 IVs and CBC encryption
  * (cbc_multi.c).  Returns 1 if neither
@@ -663,13 +677,8 @@ convert_bulk (const struct sector_cipher *c, EVP_CIPHER_CTX *const *ctx,
     return xts_bulk_convert (&x, dst, src, nbytes, first_iv, iv_step (c));
   }
   if (c->cbc_multi) {
-    const struct cbc_multi m = {
-      .ecb = ctx[encrypt ? SLOT_ECB_ENC : SLOT_ECB_DEC],
-      .ecb_short = ctx[SLOT_ECB_SHORT],
-      .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
-      .block_bytes = c->spec.cipher->block_bytes,
-      .unit_bytes = c->sector_bytes,
-    };
+    const struct cbc_multi m = cbc_multi_of (c, ctx, encrypt);
+
     return (encrypt ? cbc_multi_encrypt : cbc_multi_decrypt)
       (&m, dst, src, nbytes, first_iv, iv_step (c));
   }
@@ -773,6 +782,7 @@ encrypt_pieces_cbc (struct sector_cipher *c, uint8_t *const *dsts,
                     size_t nbytes, uint64_t sector)
 {
   EVP_CIPHER_CTX *const *ctx;
+  struct cbc_multi m;
   size_t i;
 
   if (!c->cbc_multi || c->cascade ||
@@ -785,19 +795,10 @@ encrypt_pieces_cbc (struct sector_cipher *c, uint8_t *const *dsts,
   ctx = ctx_pool_get (c->pool);
   if (ctx == NULL)
     return 1;                   /* convert reports it */
-  {
-    const struct cbc_multi m = {
-      .ecb = ctx[SLOT_ECB_ENC], .ecb_short = ctx[SLOT_ECB_SHORT],
-      .essiv = ctx[SLOT_ESSIV], .iv = &c->iv,
-      .block_bytes = c->spec.cipher->block_bytes,
-      .unit_bytes = c->sector_bytes,
-    };
-
-    if (cbc_multi_encrypt_pieces (&m, dsts, lens, npieces, src,
-                                  iv_sector_of (c, sector),
-                                  iv_step (c)) == 0)
-      return 0;
-  }
+  m = cbc_multi_of (c, ctx, true);
+  if (cbc_multi_encrypt_pieces (&m, dsts, lens, npieces, src,
+                                iv_sector_of (c, sector), iv_step (c)) == 0)
+    return 0;
   ERR_clear_error ();
   nbdkit_error ("sector_cipher: OpenSSL failed");
   errno = EIO;
