@@ -19,14 +19,25 @@
 #include "cbc_multi.h"
 
 /* Sectors per group: enough blocks per ECB call (2 KiB of 16-byte
- * blocks) that the library's per-call cost is small, and a tile of
- * TILE_BLOCKS columns (16 KiB) that stays in the L1 cache.  With
- * libgcrypt's ECB, 128 KiB of 512-byte sectors at a time, 128 and 8
- * measured 4970-5230 MB/s against 4610-4720 for 64 and 16 and
- * 4850-5140 for 256 and 4; with OpenSSL's, 4120-4300 for both of the
- * first two and 3870-4040 for the third. */
+ * blocks) that the library's per-call cost is small, and tiles of
+ * TILE_BYTES that stay in the L1 cache.  With libgcrypt's ECB, 128 KiB
+ * of 512-byte sectors at a time, 128 sectors and 8 columns measured
+ * 4970-5230 MB/s against 4610-4720 for 64 and 16 and 4850-5140 for 256
+ * and 4; with OpenSSL's, 4120-4300 for both of the first two and
+ * 3870-4040 for the third. */
 #define GROUP_UNITS 128
-#define TILE_BLOCKS 8
+#define TILE_BYTES 16384
+/* A tile's columns: a power of two from TILE_STEP, the unrolled copies'
+ * step, to MAX_TILE_BLOCKS, as many as TILE_BYTES holds.  Fewer sectors
+ * make shorter columns and so more of them per tile, and fewer tiles
+ * per sector: 32 sectors of 4096 bytes take 32 columns, not 8
+ * (tests/unit/test-cipher --bench-out-of-place, libgcrypt: 5310-5380
+ * MB/s against 4750-5000; the 64 sectors of a 256 KiB write, in one
+ * call as two chunks, take 16). */
+#define TILE_STEP 8
+#define MAX_TILE_BLOCKS 32
+_Static_assert (TILE_STEP * GROUP_UNITS * IV_MAX_BYTES <= TILE_BYTES,
+                "the shortest tile of the longest columns fits");
 
 /* One 8- or 16-byte block, with sizes the compiler can inline. */
 static inline void
@@ -46,15 +57,16 @@ static void
 gather (uint8_t *tile, size_t column, const uint8_t *src, size_t unit_bytes,
         size_t n, size_t blocks, unsigned block_bytes)
 {
-  size_t i, k;
+  size_t i, k, step;
 
-  if (block_bytes == 16 && blocks == TILE_BLOCKS) {
-    for (i = 0; i < n; i++) {
+  if (block_bytes == 16 && blocks % TILE_STEP == 0) {
+    for (i = 0; i < n; i++)
+      for (step = 0; step < blocks; step += TILE_STEP) {
 #pragma GCC unroll 16
-      for (k = 0; k < TILE_BLOCKS; k++)
-        memcpy (tile + k * column + i * 16, src + i * unit_bytes + k * 16,
-                16);
-    }
+        for (k = step; k < step + TILE_STEP; k++)
+          memcpy (tile + k * column + i * 16, src + i * unit_bytes + k * 16,
+                  16);
+      }
     return;
   }
   for (i = 0; i < n; i++)
@@ -138,14 +150,15 @@ static void
 scatter (uint8_t *const *dst_unit, size_t at, const uint8_t *tile,
          size_t column, size_t n, size_t blocks, unsigned block_bytes)
 {
-  size_t i, k;
+  size_t i, k, step;
 
-  if (block_bytes == 16 && blocks == TILE_BLOCKS) {
-    for (i = 0; i < n; i++) {
+  if (block_bytes == 16 && blocks % TILE_STEP == 0) {
+    for (i = 0; i < n; i++)
+      for (step = 0; step < blocks; step += TILE_STEP) {
 #pragma GCC unroll 16
-      for (k = 0; k < TILE_BLOCKS; k++)
-        memcpy (dst_unit[i] + at + k * 16, tile + k * column + i * 16, 16);
-    }
+        for (k = step; k < step + TILE_STEP; k++)
+          memcpy (dst_unit[i] + at + k * 16, tile + k * column + i * 16, 16);
+      }
     return;
   }
   for (i = 0; i < n; i++)
@@ -154,7 +167,18 @@ scatter (uint8_t *const *dst_unit, size_t at, const uint8_t *tile,
                   tile + k * column + i * block_bytes, block_bytes);
 }
 
-/* One group of N units, a tile of TILE_BLOCKS block columns at a time:
+/* The columns of a tile of N units of UNIT_BLOCKS blocks of BB bytes. */
+static size_t
+tile_blocks (size_t n, unsigned bb, size_t unit_blocks)
+{
+  size_t blocks = TILE_STEP;
+
+  while (blocks < MAX_TILE_BLOCKS && 2 * blocks * n * bb <= TILE_BYTES)
+    blocks *= 2;
+  return blocks < unit_blocks ? blocks : unit_blocks;
+}
+
+/* One group of N units, a tile of block columns at a time:
  * each unit's slice of a tile is read and written whole, so that the
  * units' stride (often 4096 bytes, which maps them all to one cache
  * set) costs one miss per slice, not per block. */
@@ -163,12 +187,11 @@ encrypt_group (const struct cbc_multi *m, uint8_t *const *dst_unit,
                const uint8_t *src, size_t n, uint64_t iv_sector,
                uint64_t iv_step)
 {
-  uint8_t tile[TILE_BLOCKS * GROUP_UNITS * IV_MAX_BYTES];
+  uint8_t tile[TILE_BYTES];
   uint8_t ivs[GROUP_UNITS * IV_MAX_BYTES];
   unsigned bb = m->block_bytes;
   size_t column = n * bb;
-  size_t blocks = TILE_BLOCKS < m->unit_bytes / bb ? TILE_BLOCKS
-    : m->unit_bytes / bb;
+  size_t blocks = tile_blocks (n, bb, m->unit_bytes / bb);
   size_t tile_bytes = blocks * bb, at, k;
   const uint8_t *chain = ivs;
   EVP_CIPHER_CTX *ecb = m->ecb_short != NULL &&

@@ -75,6 +75,15 @@ iv_generate_run (const struct iv_gen *g, uint64_t iv_sector,
 {
   size_t i;
 
+  /* The XTS runs' IVs: a loop the compiler keeps in registers, rather
+   * than a call and a memset per sector. */
+  if ((g->mode == IV_PLAIN64 || g->mode == IV_ESSIV) && g->iv_bytes == 16) {
+    for (i = 0; i < count; i++, iv_sector += iv_step) {
+      put_le64 (ivs + i * 16, iv_sector);
+      memset (ivs + i * 16 + 8, 0, 8);
+    }
+    return;
+  }
   for (i = 0; i < count; i++, iv_sector += iv_step)
     iv_generate (g, iv_sector, ivs + i * g->iv_bytes);
 }

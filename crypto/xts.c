@@ -95,6 +95,43 @@ whiten_first_vector (uint8_t *dst, const uint8_t *src, uint8_t *table,
   }
 }
 
+/* Units XTS_WAYS at a time: each unit's tweaks are a chain of dependent
+ * steps (times_alpha4, then first_four's doublings for the next unit),
+ * so a lone unit waits on its chain; the chains of four units are
+ * independent and fill each other's waits (tests/unit/test-cipher
+ * --bench-out-of-place, 512-byte sectors on libgcrypt's AES: 10190 MB/s
+ * against 9770 a unit at a time with AES-128, 8280 against 8110 with
+ * AES-256). */
+#define XTS_WAYS 4
+VEC_TARGET static void
+whiten_units_vector (uint8_t *dst, const uint8_t *src, uint8_t *table,
+                     size_t unit_bytes, size_t units, const uint8_t *tweaks)
+{
+  __m512i t[XTS_WAYS], d;
+  size_t u, off, at;
+  unsigned k;
+
+  for (u = 0; u + XTS_WAYS <= units; u += XTS_WAYS) {
+    for (k = 0; k < XTS_WAYS; k++)
+      t[k] = first_four (tweaks + (u + k) * XTS_BLOCK_BYTES);
+    for (off = 0; off + 64 <= unit_bytes; off += 64) {
+#pragma GCC unroll 8
+      for (k = 0; k < XTS_WAYS; k++) {
+        at = (u + k) * unit_bytes + off;
+        d = _mm512_loadu_si512 (src + at);
+        _mm512_storeu_si512 (table + at, t[k]);
+        _mm512_storeu_si512 (dst + at, _mm512_xor_si512 (d, t[k]));
+        t[k] = times_alpha4 (t[k]);
+      }
+    }
+  }
+  for (; u < units; u++) {
+    at = u * unit_bytes;
+    whiten_first_vector (dst + at, src + at, table + at, unit_bytes,
+                         tweaks + u * XTS_BLOCK_BYTES);
+  }
+}
+
 VEC_TARGET static void
 whiten_vector (uint8_t *dst, const uint8_t *src, const uint8_t *table,
                size_t len)
@@ -225,6 +262,26 @@ xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
   }
 #endif
   whiten_first_scalar (dst, src, table, len, tweak);
+}
+
+void
+xts_whiten_first_units (uint8_t *dst, const uint8_t *src, uint8_t *table,
+                        size_t unit_bytes, size_t units,
+                        const uint8_t *tweaks)
+{
+  size_t u, at;
+
+#ifdef XTS_HAVE_VECTOR
+  if (use_vector && unit_bytes % 64 == 0) {
+    whiten_units_vector (dst, src, table, unit_bytes, units, tweaks);
+    return;
+  }
+#endif
+  for (u = 0; u < units; u++) {
+    at = u * unit_bytes;
+    whiten_first_scalar (dst + at, src + at, table + at, unit_bytes,
+                         tweaks + u * XTS_BLOCK_BYTES);
+  }
 }
 
 void

@@ -16,6 +16,12 @@
 void xts_whiten_first (uint8_t *dst, const uint8_t *src, uint8_t *table,
                        size_t len, const uint8_t tweak[XTS_BLOCK_BYTES]);
 
+/* xts_whiten_first over UNITS consecutive data units of UNIT_BYTES
+ * each, the Ith starting from the tweak at TWEAKS + 16 * I. */
+void xts_whiten_first_units (uint8_t *dst, const uint8_t *src,
+                             uint8_t *table, size_t unit_bytes,
+                             size_t units, const uint8_t *tweaks);
+
 /* DST = SRC xor TABLE over LEN bytes (a multiple of 16).  DST may equal
  * SRC. */
 void xts_whiten (uint8_t *dst, const uint8_t *src, const uint8_t *table,

@@ -20,7 +20,7 @@ struct xts_bulk
   EVP_CIPHER_CTX *tweak;     /* ECB encryption on the tweak key */
   EVP_CIPHER_CTX *essiv;     /* ECB encryption of the IVs first, or NULL */
   const struct iv_gen *iv;   /* 16-byte IVs */
-  unsigned unit_bytes;       /* encryption sector size: 16..4096 */
+  unsigned unit_bytes;       /* encryption sector size: 512..4096 */
 };
 
 /* Converts NBYTES (whole data units) from SRC to DST (which may equal

@@ -1046,6 +1046,7 @@ bench_out_of_place_all (void)
   };
   static const struct bench_case cases[] = {
     { "aes-xts-plain64", 64, 4096 }, { "aes-xts-plain64", 64, 512 },
+    { "aes-xts-plain64", 32, 512 },
     { "aes-cbc-essiv:sha256", 32, 4096 }, { "aes-cbc-essiv:sha256", 32, 512 },
   };
   size_t l, k;
