@@ -75,8 +75,8 @@ iv_generate_run (const struct iv_gen *g, uint64_t iv_sector,
 {
   size_t i;
 
-  /* The XTS runs' IVs: a loop the compiler keeps in registers, rather
-   * than a call and a memset per sector. */
+  /* The bulk paths' IVs (XTS runs, CBC groups): a loop the compiler
+   * keeps in registers, rather than a call and a memset per sector. */
   if ((g->mode == IV_PLAIN64 || g->mode == IV_ESSIV) && g->iv_bytes == 16) {
     for (i = 0; i < count; i++, iv_sector += iv_step) {
       put_le64 (ivs + i * 16, iv_sector);
