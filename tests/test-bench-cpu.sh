@@ -6,8 +6,9 @@
 # (dmcrypt - file) / openssl, with the cipher's own cost as the server
 # sampled it (a positive figure on every row) and the library the server
 # says it ran (every case once per --cipher-library value), and the
-# cipher_null write path's rows (dmcrypt / file).  No figure is judged
-# for speed.
+# cipher_null write path's rows (dmcrypt / file), and each CBC-ESSIV
+# row against the XTS row of its AES key size, sector size and library
+# (dmcrypt / xts).  No figure is judged for speed.
 # front-end: none
 # sanitizer: none
 source "$(dirname "$0")/functions.sh"
@@ -51,6 +52,7 @@ expect_equal "CSV header" \
 # The quick set, written out here rather than taken from the script.
 expected=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096"
           "plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
+          "plain aes-xts-plain64 256 4096"
           "plain aes-cbc-essiv:sha256 128 4096"
           "plain aes-cbc-essiv:sha256 256 4096")
 # Every case once with each library.
@@ -81,15 +83,15 @@ for e in "${expected[@]}"; do
 done
 grep -q 'ms/GiB' "$tmp/stdout" || fail "the table gives no units"
 # The file plugin's figure is one per direction, the median of its runs
-# beside every case: 12 cases and 2 cipher_null tables, one repeat.
+# beside every case: 14 cases and 2 cipher_null tables, one repeat.
 for dir in write read; do
   expect_equal "file figures for $dir rows" 1 \
     "$(awk -F, -v d="$dir" 'NR > 1 && $5 == d { print $6 }' "$csv" | sort -u | wc -l)"
 done
-grep -q 'file: the median of all 14 runs of the file plugin' "$tmp/stdout" \
+grep -q 'file: the median of all 16 runs of the file plugin' "$tmp/stdout" \
   || fail "the table does not say how many file plugin runs it pooled"
-expect_equal "progress lines" 28 \
-  "$(grep -c '^bench-cpu: \[[0-9]*/28\] .* ms/GiB$' "$tmp/stdout")"
+expect_equal "progress lines" 32 \
+  "$(grep -c '^bench-cpu: \[[0-9]*/32\] .* ms/GiB$' "$tmp/stdout")"
 # XTS's price is that of its AES key: half the XTS key.
 x256=$(grep '^luks1,' "$csv" | head -n 1 | cut -d, -f8)
 c256=$(grep '^plain,aes-cbc-essiv:sha256,256,' "$csv" | head -n 1 | cut -d, -f8)
@@ -99,16 +101,44 @@ expect_equal "aes-256 price for xts-512 and cbc-256" "$x256" "$c256"
 # plugin once before each, and the two cipher_null rows with their own
 # settings.
 servers=$tmp/servers.log
-expect_equal "file plugin servers" 28 "$(grep -c ' file /' "$servers")"
-expect_equal "servers with cipher-library=libgcrypt" 12 \
+expect_equal "file plugin servers" 32 "$(grep -c ' file /' "$servers")"
+expect_equal "servers with cipher-library=libgcrypt" 14 \
   "$(grep -c ' cipher-library=libgcrypt$' "$servers")"
-expect_equal "servers with cipher-library=openssl" 12 \
+expect_equal "servers with cipher-library=openssl" 14 \
   "$(grep -c ' cipher-library=openssl$' "$servers")"
 null_table='file=[^ ]*/raw.img table=+[^ ]*/null-table'
 expect_equal "cipher_null servers, default stage" 2 \
   "$(grep -c "$null_table\$" "$servers")"
 expect_equal "cipher_null servers, no-write-workqueue=1" 2 \
   "$(grep -c "$null_table no-write-workqueue=1\$" "$servers")"
+
+# CBC-ESSIV against XTS of its AES key size: CBC-128 against the plain
+# table's 256-bit XTS key, CBC-256 against LUKS2's 512-bit one (the
+# quick set's only XTS at 4096-byte sectors with that key), each with
+# the same library, over = dmcrypt / xts from the rows of cpu.csv.
+ccsv="$tmp/out/cbc.csv"
+expect_equal "CBC CSV header" \
+  "cipher,key_bits,sector,cipher_library,direction,ms_per_gib,xts_ms_per_gib,over_xts" \
+  "$(head -n 1 "$ccsv")"
+expect_equal "CBC rows" 8 $(( $(wc -l < "$ccsv") - 1 ))
+for pair in "128 plain,aes-xts-plain64,256" "256 luks2,aes-xts-plain64,512"; do
+  read -r bits xts <<< "$pair"
+  for lib in openssl libgcrypt; do
+    for dir in write read; do
+      cbc_ms=$(grep "^plain,aes-cbc-essiv:sha256,$bits,4096,$dir,.*,$lib\$" \
+                 "$csv" | cut -d, -f7)
+      xts_ms=$(grep "^$xts,4096,$dir,.*,$lib\$" "$csv" | cut -d, -f7)
+      [[ $cbc_ms =~ $number && $xts_ms =~ $number ]] \
+        || fail "CBC-$bits $dir $lib: no rows to compare ('$cbc_ms', '$xts_ms')"
+      want=$(awk -v d="$cbc_ms" -v x="$xts_ms" 'BEGIN { printf "%.2f", d / x }')
+      expect_equal "CBC-$bits $dir $lib row" \
+        "aes-cbc-essiv:sha256,$bits,4096,$lib,$dir,$cbc_ms,$xts_ms,$want" \
+        "$(grep "^aes-cbc-essiv:sha256,$bits,4096,$lib,$dir," "$ccsv")"
+      grep -Eq "^aes-cbc-essiv:sha256 +$bits +4096 +$lib +$dir +$cbc_ms +$xts_ms +$want\$" \
+        "$tmp/stdout" || fail "CBC-$bits $dir $lib: the printed row differs from the CSV"
+    done
+  done
+done
 
 # The write path without a cipher: both settings, both directions,
 # over = dmcrypt / file.

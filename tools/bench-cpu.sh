@@ -24,7 +24,11 @@
 # the write path alone: cipher_null with and
 # without the write-out stage against the file plugin,
 # DIR/writepath.csv: table,direction,file_ms_per_gib,ms_per_gib,
-# over_file (dmcrypt / file).  Progress goes to standard error.
+# over_file (dmcrypt / file).  Between them, each CBC-ESSIV case
+# against aes-xts-plain64 of the same AES key size, sector size and
+# library, where the run has one: DIR/cbc.csv: cipher,key_bits,sector,
+# cipher_library,direction,ms_per_gib,xts_ms_per_gib,over_xts
+# (dmcrypt / xts).  Progress goes to standard error.
 set -u
 set -o pipefail
 export LC_ALL=C
@@ -40,8 +44,8 @@ usage: tools/bench-cpu.sh [options]
   --size SIZE     bytes of every export, copied each way (default 1G)
   --repeats N     runs of every measurement; the median is reported
                   (default 3)
-  --out DIR       where cpu.csv and writepath.csv go (default:
-                  bench-results)
+  --out DIR       where cpu.csv, cbc.csv and writepath.csv go
+                  (default: bench-results)
   --workdir DIR   where the images go (default: /dev/shm, a tmpfs)
   --plugin FILE   the dmcrypt plugin to measure (default: this tree's),
                   e.g. an older build to compare with
@@ -49,7 +53,8 @@ usage: tools/bench-cpu.sh [options]
                   (auto, openssl, libgcrypt): every case is measured
                   with each (default: the plugin's own default)
   --quick         --size 512M --repeats 1, and only the default cipher
-                  at each sector size and the two CBC-ESSIV key sizes
+                  at each sector size, the two CBC-ESSIV key sizes and
+                  XTS of each one's AES key size at their sector size
 EOF
   exit "${1:-0}"
 }
@@ -147,6 +152,7 @@ done
 base=("luks1 aes-xts-plain64 512 512" "luks2 aes-xts-plain64 512 4096")
 if [ $quick = 1 ]; then
   base+=("plain aes-xts-plain64 512 1024" "plain aes-xts-plain64 512 2048"
+         "plain aes-xts-plain64 256 4096"
          "plain aes-cbc-essiv:sha256 128 4096"
          "plain aes-cbc-essiv:sha256 256 4096")
 else
@@ -352,6 +358,50 @@ echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
      "the server (its sampled clock, the median of the runs), the rest of" \
      "dmcrypt - file being the engine's and the write path's; library:" \
      "whose block cipher the server ran (cipher-library=)"
+
+# CBC-ESSIV against XTS of the same AES key size, sector size and
+# library (a plain table's XTS where there is one, else a LUKS image's).
+declare -A xts_of
+for c in "${cases[@]}"; do
+  read -r img cipher bits sector lib <<< "$c"
+  [[ $cipher == aes-xts-plain64 ]] || continue
+  key="$(( bits / 2 )) $sector $lib"
+  if [ -z "${xts_of[$key]:-}" ] || [ "$img" = plain ]; then
+    xts_of[$key]=$c
+  fi
+done
+ccsv=$out/cbc.csv
+echo "cipher,key_bits,sector,cipher_library,direction,ms_per_gib,xts_ms_per_gib,over_xts" > "$ccsv"
+cbc_format='%-22s %4s %6s %-9s %-5s %9s %9s %6s\n'
+cbc_header=0
+for c in "${cases[@]}"; do
+  read -r img cipher bits sector lib <<< "$c"
+  x=${xts_of[$bits $sector $lib]:-}
+  [[ $cipher == aes-cbc-* && -n $x ]] || continue
+  if [ $cbc_header = 0 ]; then
+    echo
+    # shellcheck disable=SC2059
+    printf "$cbc_format" cipher bits sector library dir dmcrypt xts over
+    # shellcheck disable=SC2059
+    printf "$cbc_format" "" "" bytes "" "" ms/GiB ms/GiB "x"
+    cbc_header=1
+  fi
+  for dir in write read; do
+    d=${case_ms[$c $dir]} xd=${case_ms[$x $dir]} lib=${lib_of[$c $dir]}
+    over=$(awk -v d="$d" -v x="$xd" \
+           'BEGIN { if (x > 0) printf "%.2f", d / x; else print "-" }')
+    # shellcheck disable=SC2059
+    printf "$cbc_format" "$cipher" "$bits" "$sector" "$lib" "$dir" "$d" \
+      "$xd" "$over"
+    echo "$cipher,$bits,$sector,$lib,$dir,$d,$xd,$over" >> "$ccsv"
+  done
+done
+if [ $cbc_header = 1 ]; then
+  echo
+  echo "over = dmcrypt / xts: a CBC-ESSIV table's CPU per GiB over that of" \
+       "aes-xts-plain64 with the same AES key size (an XTS key twice as" \
+       "long), sector size and library, in the same run"
+fi
 
 # over = dmcrypt / file: the engine's and the write path's own cost.
 wcsv=$out/writepath.csv

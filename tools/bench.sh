@@ -690,12 +690,12 @@ minimum block size when larger (4096 for dmcrypt on LUKS2).
 EOF
 
 # The server's CPU per GiB against openssl's XTS price: its own script,
-# its own tables (appended), $out/cpu.csv and $out/writepath.csv; AES-XTS
-# with each library's, side by side.
+# its own tables (appended), $out/cpu.csv, $out/cbc.csv and
+# $out/writepath.csv; AES-XTS with each library's, side by side.
 if has "$tests" server-cpu && has "$systems" dmcrypt; then
   cpu_quick=(); [ $quick = 1 ] && cpu_quick=(--quick)
   echo "bench: server CPU per GiB (tools/bench-cpu.sh)"
-  { echo; echo "Server CPU per GiB (tools/bench-cpu.sh, cpu.csv, writepath.csv)"
+  { echo; echo "Server CPU per GiB (tools/bench-cpu.sh, cpu.csv, cbc.csv, writepath.csv)"
     "$topdir/tools/bench-cpu.sh" "${cpu_quick[@]}" --size "$size" \
       --repeats "$repeats" --out "$out" --workdir "$workbase" \
       --plugin "$plugin" --cipher-library openssl,libgcrypt
