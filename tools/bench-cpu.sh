@@ -190,7 +190,7 @@ server_ticks () { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 start_server ()  # start_server IMAGE CIPHER BITS SECTOR LIBRARY
 {
   local sock=$work/sock.$RANDOM$RANDOM key lib=()
-  local nbdkit=(nbdkit -f --exit-with-parent -U "$sock")
+  local nbdkit=(nbdkit -f --exit-with-parent -U "$sock" -P "$sock.pid")
   [ "${5:--}" = - ] || lib=(cipher-library="$5")
   ctl=
   case $1 in
@@ -217,8 +217,10 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR LIBRARY
   esac
   "$@" >"$work/server.log" 2>&1 </dev/null &
   server_pid=$! uri="nbd+unix:///?socket=$sock"
+  # nbdkit writes the PID file once it listens: the socket's file is
+  # there from bind, and a client connecting before listen is refused.
   for (( i = 0; i < 1500; i++ )); do
-    [ -S "$sock" ] && return 0
+    [ -S "$sock" ] && [ -s "$sock.pid" ] && return 0
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.02
   done

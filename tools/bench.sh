@@ -249,7 +249,10 @@ fi
 
 # Runs COMMAND in the background, output appended to LOG, and sets the
 # variable PIDVAR to its process id; true once it listens on SOCK (30 s
-# at the most), false if it exits first or never does.
+# at the most), false if it exits first or never does.  COMMAND writes
+# SOCK.pid once it accepts connections (nbdkit -P, qemu-nbd --pid-file):
+# the socket's file appears at bind, before listen, and a client
+# connecting then is refused.
 spawn ()  # spawn PIDVAR SOCK LOG COMMAND...
 {
   local pidvar=$1 sock=$2 log=$3 i
@@ -257,7 +260,7 @@ spawn ()  # spawn PIDVAR SOCK LOG COMMAND...
   "$@" >>"$log" 2>&1 </dev/null &
   printf -v "$pidvar" %s "$!"
   for (( i = 0; i < 1500; i++ )); do
-    [ -S "$sock" ] && return 0
+    [ -S "$sock" ] && [ -s "$sock.pid" ] && return 0
     kill -0 "${!pidvar}" 2>/dev/null || return 1
     sleep 0.02
   done
@@ -272,13 +275,14 @@ start_server ()  # start_server SYSTEM IMAGE LOG
 {
   local system=$1 image=$2 img=${image_file[$2]} log=$3
   local sock=$work/sock.$RANDOM$RANDOM
-  local nbdkit=(nbdkit -f --exit-with-parent -U "$sock")
+  local nbdkit=(nbdkit -f --exit-with-parent -U "$sock" -P "$sock.pid")
   local dm=("${nbdkit[@]}" "$plugin" file="$img" passphrase=+"$pwfile")
   local chain=("${nbdkit[@]}" nbd socket="$sock.back")
   case $system in file|nbd) img=${image_file[raw]} ;; esac
   : > "$log"
   if has "$chain_systems" "$system" && ! spawn back_pid "$sock.back" "$log" \
-       nbdkit -f --exit-with-parent -U "$sock.back" file "$img"; then
+       nbdkit -f --exit-with-parent -U "$sock.back" -P "$sock.back.pid" \
+         file "$img"; then
     echo "bench: the back server of $system did not start on $image" >&2
     return 1
   fi
@@ -302,7 +306,7 @@ start_server ()  # start_server SYSTEM IMAGE LOG
     luks-filter)
       set -- "${nbdkit[@]}" file "$img" --filter=luks passphrase=+"$pwfile" ;;
     qemu-nbd)
-      set -- qemu-nbd -t -e 0 -k "$sock" \
+      set -- qemu-nbd -t -e 0 -k "$sock" --pid-file "$sock.pid" \
         --object secret,id=sec0,file="$pwfile" --image-opts \
         "driver=luks,key-secret=sec0,file.driver=file,file.filename=$img" ;;
   esac
