@@ -17,6 +17,7 @@
 
 #include "block_cipher.h"
 #include "cbc_multi.h"
+#include "cpu_scratch.h"
 
 /* Sectors per group: enough blocks per ECB call (2 KiB of 16-byte
  * blocks) that the library's per-call cost is small, and tiles of
@@ -182,13 +183,20 @@ tile_blocks (size_t n, unsigned bb, size_t unit_blocks)
  * each unit's slice of a tile is read and written whole, so that the
  * units' stride (often 4096 bytes, which maps them all to one cache
  * set) costs one miss per slice, not per block. */
-static int
-encrypt_group (const struct cbc_multi *m, uint8_t *const *dst_unit,
-               const uint8_t *src, size_t n, uint64_t iv_sector,
-               uint64_t iv_step)
+struct group_scratch
 {
-  uint8_t tile[TILE_BYTES];
+  uint8_t tile[TILE_BYTES] __attribute__ ((aligned (64)));
   uint8_t ivs[GROUP_UNITS * IV_MAX_BYTES];
+};
+_Static_assert (sizeof (struct group_scratch) <= CPU_SCRATCH_BYTES,
+                "a group's scratch fits a CPU's area");
+
+static int
+encrypt_group (const struct cbc_multi *m, struct group_scratch *s,
+               uint8_t *const *dst_unit, const uint8_t *src, size_t n,
+               uint64_t iv_sector, uint64_t iv_step)
+{
+  uint8_t *tile = s->tile, *ivs = s->ivs;
   unsigned bb = m->block_bytes;
   size_t column = n * bb;
   size_t blocks = tile_blocks (n, bb, m->unit_bytes / bb);
@@ -226,11 +234,10 @@ cbc_multi_group_bytes (unsigned unit_bytes)
   return (size_t) GROUP_UNITS * unit_bytes;
 }
 
-int
-cbc_multi_encrypt_pieces (const struct cbc_multi *m, uint8_t *const *dsts,
-                          const size_t *lens, size_t npieces,
-                          const uint8_t *src, uint64_t iv_sector,
-                          uint64_t iv_step)
+static int
+encrypt_pieces (const struct cbc_multi *m, struct group_scratch *s,
+                uint8_t *const *dsts, const size_t *lens, size_t npieces,
+                const uint8_t *src, uint64_t iv_sector, uint64_t iv_step)
 {
   uint8_t *dst_unit[GROUP_UNITS];
   size_t piece = 0, at = 0, n;
@@ -247,12 +254,31 @@ cbc_multi_encrypt_pieces (const struct cbc_multi *m, uint8_t *const *dsts,
     }
     if (n == 0)
       break;
-    if (encrypt_group (m, dst_unit, src, n, iv_sector, iv_step) == -1)
+    if (encrypt_group (m, s, dst_unit, src, n, iv_sector, iv_step) == -1)
       return -1;
     src += n * m->unit_bytes;
     iv_sector += n * iv_step;
   }
   return 0;
+}
+
+int
+cbc_multi_encrypt_pieces (const struct cbc_multi *m, uint8_t *const *dsts,
+                          const size_t *lens, size_t npieces,
+                          const uint8_t *src, uint64_t iv_sector,
+                          uint64_t iv_step)
+{
+  struct group_scratch *cpu_area, on_stack;
+  int slot, r;
+
+  cpu_area = cpu_scratch_claim (&slot);
+  if (cpu_area == NULL)
+    return encrypt_pieces (m, &on_stack, dsts, lens, npieces, src, iv_sector,
+                           iv_step);
+  r = encrypt_pieces (m, cpu_area, dsts, lens, npieces, src, iv_sector,
+                      iv_step);
+  cpu_scratch_release (slot);
+  return r;
 }
 
 int
@@ -291,11 +317,20 @@ unchain (uint8_t *dst, const uint8_t *src, const uint8_t *plain,
   }
 }
 
-static int
-decrypt_run (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
-             size_t len, uint64_t iv_sector, uint64_t iv_step)
+struct run_scratch
 {
-  uint8_t plain[RUN_BYTES], ivs[RUN_BYTES / 512 * IV_MAX_BYTES];
+  uint8_t plain[RUN_BYTES] __attribute__ ((aligned (64)));
+  uint8_t ivs[RUN_BYTES / 512 * IV_MAX_BYTES];
+};
+_Static_assert (sizeof (struct run_scratch) <= CPU_SCRATCH_BYTES,
+                "a run's scratch fits a CPU's area");
+
+static int
+decrypt_run (const struct cbc_multi *m, struct run_scratch *s, uint8_t *dst,
+             const uint8_t *src, size_t len, uint64_t iv_sector,
+             uint64_t iv_step)
+{
+  uint8_t *plain = s->plain, *ivs = s->ivs;
   unsigned bb = m->block_bytes;
   size_t units = len / m->unit_bytes, u, at;
 
@@ -312,18 +347,36 @@ decrypt_run (const struct cbc_multi *m, uint8_t *dst, const uint8_t *src,
   return 0;
 }
 
-int
-cbc_multi_decrypt (const struct cbc_multi *m, uint8_t *dst,
-                   const uint8_t *src, size_t nbytes, uint64_t iv_sector,
-                   uint64_t iv_step)
+static int
+decrypt_runs (const struct cbc_multi *m, struct run_scratch *s, uint8_t *dst,
+              const uint8_t *src, size_t nbytes, uint64_t iv_sector,
+              uint64_t iv_step)
 {
   size_t off, len;
 
   for (off = 0; off < nbytes; off += len) {
     len = nbytes - off < RUN_BYTES ? nbytes - off : RUN_BYTES;
-    if (decrypt_run (m, dst + off, src + off, len, iv_sector, iv_step) == -1)
+    if (decrypt_run (m, s, dst + off, src + off, len, iv_sector,
+                     iv_step) == -1)
       return -1;
     iv_sector += len / m->unit_bytes * iv_step;
   }
   return 0;
+}
+
+int
+cbc_multi_decrypt (const struct cbc_multi *m, uint8_t *dst,
+                   const uint8_t *src, size_t nbytes, uint64_t iv_sector,
+                   uint64_t iv_step)
+{
+  struct run_scratch *cpu_area, on_stack;
+  int slot, r;
+
+  cpu_area = cpu_scratch_claim (&slot);
+  if (cpu_area == NULL)
+    return decrypt_runs (m, &on_stack, dst, src, nbytes, iv_sector,
+                         iv_step);
+  r = decrypt_runs (m, cpu_area, dst, src, nbytes, iv_sector, iv_step);
+  cpu_scratch_release (slot);
+  return r;
 }

@@ -5,8 +5,13 @@
  * and its AES-ECB under both (columns of 64 sectors and more),
  * at every sector size, key size and IV generator they serve, with
  * iv_offset and iv_large_sectors, over random keys, data, start sectors
- * and lengths, some runs with an IV sector that wraps past 2^64. */
+ * and lengths, some runs with an IV sector that wraps past 2^64.  Then
+ * more threads than CPUs share one cipher, as nbdkit's do: a CPU's
+ * scratch area (crypto/cpu_scratch.c) must serve one call at a time,
+ * also when a thread is preempted in the middle of one. */
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +115,93 @@ check_all (enum sector_cipher_library lib)
   free (want);
 }
 
+#define THREADS 12
+#define THREAD_ROUNDS 400
+#define THREAD_BYTES (128 * 1024)
+
+struct worker
+{
+  struct sector_cipher *c;
+  uint8_t *in, *want;
+  uint64_t sector;
+  pthread_t id;
+};
+
+static atomic_uint thread_mismatches;
+
+static void *
+encrypt_again (void *arg)
+{
+  struct worker *w = arg;
+  uint8_t *got = malloc (THREAD_BYTES);
+  unsigned i;
+
+  for (i = 0; got && i < THREAD_ROUNDS; i++) {
+    memset (got, 0, THREAD_BYTES);
+    if (sector_cipher_encrypt (w->c, got, w->in, THREAD_BYTES,
+                               w->sector) != 0 ||
+        memcmp (got, w->want, THREAD_BYTES) != 0 ||
+        sector_cipher_decrypt (w->c, got, got, THREAD_BYTES,
+                               w->sector) != 0 ||
+        memcmp (got, w->in, THREAD_BYTES) != 0)
+      atomic_fetch_add (&thread_mismatches, 1);
+  }
+  free (got);
+  return NULL;
+}
+
+/* THREADS threads, each encrypting and decrypting its own bytes with
+ * one shared cipher over and over, every ciphertext against the one
+ * made before they start. */
+static void
+check_threads (const char *spec, size_t key_bytes, unsigned sector_size)
+{
+  struct sector_cipher_params p = {
+    .spec = spec, .key_size = key_bytes, .sector_size = sector_size,
+    .library = SECTOR_CIPHER_LIB_AUTO,
+  };
+  struct worker w[THREADS];
+  uint8_t key[64];
+  unsigned t, started = 0;
+
+  RAND_bytes (key, sizeof key);
+  p.key = key;
+  w[0].c = sector_cipher_new (&p);
+  if (!check_that (w[0].c != NULL, "%s: no cipher", spec))
+    return;
+  atomic_store (&thread_mismatches, 0);
+  for (t = 0; t < THREADS; t++) {
+    w[t].c = w[0].c;
+    w[t].in = malloc (THREAD_BYTES);
+    w[t].want = malloc (THREAD_BYTES);
+    w[t].sector = (uint64_t) t * (THREAD_BYTES / 512);
+    REQUIRE (w[t].in != NULL && w[t].want != NULL, "out of memory");
+    RAND_bytes (w[t].in, THREAD_BYTES);
+    REQUIRE (sector_cipher_encrypt (w[t].c, w[t].want, w[t].in, THREAD_BYTES,
+                                    w[t].sector) == 0, "%s: encrypt", spec);
+  }
+  for (t = 0; t < THREADS; t++)
+    if (pthread_create (&w[t].id, NULL, encrypt_again, &w[t]) == 0)
+      started++;
+    else
+      break;
+  while (t-- > 0)
+    if (t < started)
+      pthread_join (w[t].id, NULL);
+  CHECK_MSG (started == THREADS, "%s: %u of %u threads started", spec,
+             started, THREADS);
+  CHECK_MSG (atomic_load (&thread_mismatches) == 0,
+             "%s %zu-byte key, %u-byte sectors, %u threads sharing it: %u "
+             "of %u round trips differ from one thread's", spec, key_bytes,
+             sector_size, THREADS, atomic_load (&thread_mismatches),
+             THREADS * THREAD_ROUNDS);
+  for (t = 0; t < THREADS; t++) {
+    free (w[t].in);
+    free (w[t].want);
+  }
+  sector_cipher_free (w[0].c);
+}
+
 int
 main (void)
 {
@@ -117,6 +209,9 @@ main (void)
 
   check_all (SECTOR_CIPHER_LIB_LIBGCRYPT);
   check_all (SECTOR_CIPHER_LIB_OPENSSL);
+  check_threads ("aes-xts-plain64", 32, 512);
+  check_threads ("aes-xts-plain64", 64, 512);
+  check_threads ("aes-cbc-essiv:sha256", 32, 4096);
   if (vector) {
     xts_use_vector (false);
     check_all (SECTOR_CIPHER_LIB_OPENSSL);
