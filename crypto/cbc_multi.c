@@ -179,10 +179,8 @@ tile_blocks (size_t n, unsigned bb, size_t unit_blocks)
   return blocks < unit_blocks ? blocks : unit_blocks;
 }
 
-/* One group of N units, a tile of block columns at a time:
- * each unit's slice of a tile is read and written whole, so that the
- * units' stride (often 4096 bytes, which maps them all to one cache
- * set) costs one miss per slice, not per block. */
+/* What a group needs beside its source and destinations: the tile and
+ * the chains. */
 struct group_scratch
 {
   uint8_t tile[TILE_BYTES] __attribute__ ((aligned (64)));
@@ -191,6 +189,10 @@ struct group_scratch
 _Static_assert (sizeof (struct group_scratch) <= CPU_SCRATCH_BYTES,
                 "a group's scratch fits a CPU's area");
 
+/* One group of N units, a tile of block columns at a time:
+ * each unit's slice of a tile is read and written whole, so that the
+ * units' stride (often 4096 bytes, which maps them all to one cache
+ * set) costs one miss per slice, not per block. */
 static int
 encrypt_group (const struct cbc_multi *m, struct group_scratch *s,
                uint8_t *const *dst_unit, const uint8_t *src, size_t n,
@@ -317,6 +319,7 @@ unchain (uint8_t *dst, const uint8_t *src, const uint8_t *plain,
   }
 }
 
+/* A decryption run's plaintext before unchaining, and its IVs. */
 struct run_scratch
 {
   uint8_t plain[RUN_BYTES] __attribute__ ((aligned (64)));
