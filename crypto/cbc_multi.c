@@ -270,15 +270,12 @@ cbc_multi_encrypt_pieces (const struct cbc_multi *m, uint8_t *const *dsts,
                           const uint8_t *src, uint64_t iv_sector,
                           uint64_t iv_step)
 {
-  struct group_scratch *cpu_area, on_stack;
+  struct group_scratch on_stack, *cpu_area;
   int slot, r;
 
   cpu_area = cpu_scratch_claim (&slot);
-  if (cpu_area == NULL)
-    return encrypt_pieces (m, &on_stack, dsts, lens, npieces, src, iv_sector,
-                           iv_step);
-  r = encrypt_pieces (m, cpu_area, dsts, lens, npieces, src, iv_sector,
-                      iv_step);
+  r = encrypt_pieces (m, cpu_area ? cpu_area : &on_stack, dsts, lens,
+                      npieces, src, iv_sector, iv_step);
   cpu_scratch_release (slot);
   return r;
 }
@@ -372,14 +369,12 @@ cbc_multi_decrypt (const struct cbc_multi *m, uint8_t *dst,
                    const uint8_t *src, size_t nbytes, uint64_t iv_sector,
                    uint64_t iv_step)
 {
-  struct run_scratch *cpu_area, on_stack;
+  struct run_scratch on_stack, *cpu_area;
   int slot, r;
 
   cpu_area = cpu_scratch_claim (&slot);
-  if (cpu_area == NULL)
-    return decrypt_runs (m, &on_stack, dst, src, nbytes, iv_sector,
-                         iv_step);
-  r = decrypt_runs (m, cpu_area, dst, src, nbytes, iv_sector, iv_step);
+  r = decrypt_runs (m, cpu_area ? cpu_area : &on_stack, dst, src, nbytes,
+                    iv_sector, iv_step);
   cpu_scratch_release (slot);
   return r;
 }

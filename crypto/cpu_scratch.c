@@ -27,6 +27,7 @@ cpu_scratch_claim (int *slot)
   int cpu = sched_getcpu ();
   void *mem;
 
+  *slot = -1;
   if (cpu < 0 || cpu >= MAX_SCRATCH_CPUS ||
       atomic_exchange_explicit (&slots[cpu].busy, true,
                                 memory_order_acquire))
@@ -47,7 +48,8 @@ cpu_scratch_claim (int *slot)
 void
 cpu_scratch_release (int slot)
 {
-  atomic_store_explicit (&slots[slot].busy, false, memory_order_release);
+  if (slot >= 0)
+    atomic_store_explicit (&slots[slot].busy, false, memory_order_release);
 }
 
 /* The areas hold tweaks and whitened plaintext: wiped when the plugin

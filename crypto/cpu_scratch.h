@@ -14,7 +14,7 @@
  * 64-byte aligned, or NULL where it is in use (a thread preempted in
  * the middle of a call), out of memory, or the CPU out of range: the
  * caller then uses its own stack.  *SLOT is what cpu_scratch_release
- * takes. */
+ * takes, in either case (-1 with NULL, which it ignores). */
 void *cpu_scratch_claim (int *slot);
 void cpu_scratch_release (int slot);
 

@@ -72,13 +72,12 @@ int
 xts_bulk_convert (const struct xts_bulk *x, uint8_t *dst, const uint8_t *src,
                   size_t nbytes, uint64_t iv_sector, uint64_t iv_step)
 {
-  struct run_scratch *cpu_area, on_stack;
+  struct run_scratch on_stack, *cpu_area;
   int slot, r;
 
   cpu_area = cpu_scratch_claim (&slot);
-  if (cpu_area == NULL)
-    return convert_runs (x, &on_stack, dst, src, nbytes, iv_sector, iv_step);
-  r = convert_runs (x, cpu_area, dst, src, nbytes, iv_sector, iv_step);
+  r = convert_runs (x, cpu_area ? cpu_area : &on_stack, dst, src, nbytes,
+                    iv_sector, iv_step);
   cpu_scratch_release (slot);
   return r;
 }

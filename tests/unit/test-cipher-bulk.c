@@ -185,9 +185,8 @@ check_threads (const char *spec, size_t key_bytes, unsigned sector_size)
       started++;
     else
       break;
-  while (t-- > 0)
-    if (t < started)
-      pthread_join (w[t].id, NULL);
+  for (t = 0; t < started; t++)
+    pthread_join (w[t].id, NULL);
   CHECK_MSG (started == THREADS, "%s: %u of %u threads started", spec,
              started, THREADS);
   CHECK_MSG (atomic_load (&thread_mismatches) == 0,
