@@ -120,9 +120,11 @@ grep -qx 'scheduler: sorted' "$tmp/stats" \
   || fail "messages not applied"
 head -1 "$tmp/stats" | grep -qx '0 32768 crypt ' || fail "status line"
 grep -q '^writes: [1-9]' "$tmp/stats" || fail "no write counter"
-# The cipher's sampled cost, summed over the tables reloaded so far.
-grep -q '^encrypt_cpu_ms_per_gib: [0-9.]*[1-9]' "$tmp/stats" \
-  && grep -q '^decrypt_cpu_ms_per_gib: [0-9.]*[1-9]' "$tmp/stats" \
+# The cipher's sampled cost, summed over the tables reloaded so far:
+# dmcryptctl prints it once a chunk of the direction was timed (its
+# figure is what this machine measured, not judged here).
+grep -Eq '^encrypt_cpu_ms_per_gib: [0-9]+\.[0-9]$' "$tmp/stats" \
+  && grep -Eq '^decrypt_cpu_ms_per_gib: [0-9]+\.[0-9]$' "$tmp/stats" \
   || fail "no cipher cost: $(grep sample "$tmp/stats")"
 expect_fail "unknown policy" ctl message v 0 scheduler nosuch
 nbdio "$(uri_of v)" read 0 65536 | cmp - "$tmp/data" \

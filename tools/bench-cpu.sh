@@ -11,7 +11,13 @@
 #
 #   tools/bench-cpu.sh [--quick] [--size SIZE] [--repeats N] [--out DIR]
 #                      [--workdir DIR] [--plugin FILE] [--cipher-library LIST]
+#   tools/bench-cpu.sh --from RUNS.csv [--out DIR]
 #
+# Every measurement goes to DIR/runs.csv as it is taken (one row a run:
+# run,image,cipher,key_bits,sector,library,direction,ms_per_gib,
+# cipher_ms_per_gib,cipher_library, run being openssl, file, dmcrypt or
+# null), and the tables are computed from that file alone, so that
+# --from prints the tables of an earlier run again without measuring.
 # Prints one row per image, cipher, library and direction, and writes
 # DIR/cpu.csv: image,cipher,key_bits,sector,direction,file_ms_per_gib,
 # ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib,cipher_library
@@ -44,8 +50,10 @@ usage: tools/bench-cpu.sh [options]
   --size SIZE     bytes of every export, copied each way (default 1G)
   --repeats N     runs of every measurement; the median is reported
                   (default 3)
-  --out DIR       where cpu.csv, cbc.csv and writepath.csv go
+  --out DIR       where runs.csv, cpu.csv, cbc.csv and writepath.csv go
                   (default: bench-results)
+  --from FILE     measure nothing: print the tables of the runs in FILE
+                  (an earlier run's runs.csv) and write them to --out
   --workdir DIR   where the images go (default: /dev/shm, a tmpfs)
   --plugin FILE   the dmcrypt plugin to measure (default: this tree's),
                   e.g. an older build to compare with
@@ -61,7 +69,7 @@ EOF
 
 die () { echo "bench-cpu: $*" >&2; exit 1; }
 
-size_arg='' repeats='' quick=0 out=$topdir/bench-results workbase=''
+size_arg='' repeats='' quick=0 out=$topdir/bench-results workbase='' from=''
 libs=(-)                        # "-": no cipher-library= on the line
 while [ $# -gt 0 ]; do
   case $1 in
@@ -71,12 +79,19 @@ while [ $# -gt 0 ]; do
     --workdir) workbase=${2:?}; shift ;;
     --plugin) plugin=${2:?}; shift ;;
     --cipher-library) IFS=, read -r -a libs <<< "${2:?}"; shift ;;
+    --from) from=${2:?}; shift ;;
     --quick) quick=1 ;;
     -h|--help) usage 0 ;;
     *) echo "bench-cpu: unknown option $1" >&2; usage 2 ;;
   esac
   shift
 done
+
+if [ -n "$from" ]; then
+  [ -f "$from" ] || die "--from $from: no such file"
+  exec "$topdir/tools/bench-cpu-tables.sh" "$from" "$out"
+fi
+
 [ $quick = 1 ] && : "${size_arg:=512M}" "${repeats:=1}"
 : "${size_arg:=1G}" "${repeats:=3}"
 size=$(numfmt --from=iec "${size_arg%B}" 2>/dev/null) \
@@ -117,6 +132,12 @@ trap 'exit 130' INT TERM
 cp "$plugin" "$work/" || die "cannot copy $plugin"
 plugin=$work/${plugin##*/}
 mkdir -p "$out" || die "cannot make $out"
+runs=$out/runs.csv
+echo "run,image,cipher,key_bits,sector,library,direction,ms_per_gib,cipher_ms_per_gib,cipher_library" \
+  > "$runs" || die "cannot write $runs"
+# One row of runs.csv: RUN IMAGE CIPHER BITS SECTOR LIBRARY DIRECTION MS
+# CIPHER_MS CIPHER_LIBRARY ("-" where a run has no such thing).
+record () { local IFS=,; echo "$*" >> "$runs"; }
 
 # ---- Images: one raw, LUKS1 and LUKS2 on copies of it ----
 
@@ -169,16 +190,15 @@ for b in "${base[@]}"; do
 done
 
 # OpenSSL's XTS of the same AES key size: ms of one core per GiB.
-declare -A openssl_ms
 for bits in 128 256; do
   kbps=$(openssl speed -seconds 1 -bytes 4096 -evp "aes-$bits-xts" \
            2>/dev/null | awk -v c="aes-$bits-xts" \
              'toupper($1) == toupper(c) { sub(/k$/, "", $2); print $2 }')
   [ -n "$kbps" ] || die "openssl speed aes-$bits-xts failed"
-  openssl_ms[$bits]=$(awk -v k="$kbps" \
-                        'BEGIN { printf "%.1f", 1073741824 / (k * 1000) * 1000 }')
-  echo "bench-cpu: openssl aes-$bits-xts: $kbps kB/s," \
-       "${openssl_ms[$bits]} ms/GiB" >&2
+  ms=$(awk -v k="$kbps" \
+         'BEGIN { printf "%.1f", 1073741824 / (k * 1000) * 1000 }')
+  record openssl "" "aes-$bits-xts" "$bits" 4096 - "" "$ms" - -
+  echo "bench-cpu: openssl aes-$bits-xts: $kbps kB/s, $ms ms/GiB" >&2
 done
 
 clk_tck=$(getconf CLK_TCK)
@@ -263,37 +283,29 @@ measure ()  # measure DIRECTION IMAGE CIPHER BITS SECTOR LIBRARY
     'BEGIN { printf "%.1f %s\n", t / hz * 1000 / (n / 1073741824), c }'
 }
 
-median () { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-# Every run of the file plugin, one "DIRECTION MS" line each: its
-# figure is the median of all of them in a direction, not of the few
-# beside one case, whose spread on a busy 2-core machine is as large as
-# the cipher's whole price.
-file_runs=$work/file-runs
-: > "$file_runs"
-
 # REPEATS runs of the case, each just after a run of the file plugin in
-# the same direction, so that drift hits both alike; prints the case's
-# median server figure, median cipher figure and the cipher's library.
-measure_case ()  # measure_case DIRECTION IMAGE [CIPHER BITS SECTOR LIBRARY]
+# the same direction, so that drift hits both alike; each run is a row
+# of runs.csv (RUN: dmcrypt or null); prints the last run's figure.
+measure_case ()  # measure_case RUN DIRECTION IMAGE [CIPHER BITS SECTOR LIBRARY]
 {
-  local r d=() c=() f m ms cm lib
+  local run=$1 dir=$2 r f ms cm lib
+  shift 2
   for (( r = 0; r < repeats; r++ )); do
-    f=$(measure "$1" file) || exit 1
-    echo "$1 ${f%% *}" >> "$file_runs"
-    m=$(measure "$@") || exit 1
-    read -r ms cm lib <<< "$m"
-    d+=("$ms") c+=("$cm")
+    f=$(measure "$dir" file) || exit 1
+    record file "" "" "" "" - "$dir" "${f%% *}" - -
+    read -r ms cm lib <<< "$(measure "$dir" "$@")" || exit 1
+    [ -n "$ms" ] || exit 1
+    if [ "$run" = null ]; then
+      record null "$1" "$2" "" "" - "$dir" "$ms" - -
+    else
+      record dmcrypt "$1" "$2" "$3" "$4" "$5" "$dir" "$ms" "$cm" "$lib"
+    fi
   done
-  echo "$(printf '%s\n' "${d[@]}" | median)" \
-       "$(printf '%s\n' "${c[@]}" | median)" "$lib"
+  echo "$ms"
 }
-
-file_median () { awk -v d="$1" '$1 == d { print $2 }' "$file_runs" | median; }
 
 # ---- Measuring: every case, with progress; the tables come after ----
 
-declare -A case_ms cipher_ms lib_of
 done_n=0 total_n=$(( (${#cases[@]} + 2) * 2 ))
 progress ()  # progress WHAT MS
 {
@@ -303,124 +315,18 @@ progress ()  # progress WHAT MS
 for c in "${cases[@]}"; do
   read -r img cipher bits sector lib <<< "$c"
   for dir in write read; do
-    m=$(measure_case "$dir" "$img" "$cipher" "$bits" "$sector" "$lib") \
-      || exit 1
-    read -r "case_ms[$c $dir]" "cipher_ms[$c $dir]" "lib_of[$c $dir]" <<< "$m"
-    progress "${c% *} $dir (${lib_of[$c $dir]})" "${case_ms[$c $dir]}"
+    m=$(measure_case dmcrypt "$dir" "$img" "$cipher" "$bits" "$sector" \
+          "$lib") || exit 1
+    progress "${c% *} $dir ($(tail -n 1 "$runs" | cut -d, -f10))" "$m"
   done
 done
 # The write path without a cipher: cipher_null through the sorted
 # write-out stage (the default) and without it (no-write-workqueue=1).
-null_cases=("null default" "null-nowq no-write-workqueue=1")
-for c in "${null_cases[@]}"; do
+for c in "null default" "null-nowq no-write-workqueue=1"; do
   for dir in write read; do
-    m=$(measure_case "$dir" "${c%% *}") || exit 1
-    case_ms[$c $dir]=${m%% *}
-    progress "cipher_null ${c#* } $dir" "${case_ms[$c $dir]}"
-  done
-done
-declare -A file_ms
-for dir in write read; do
-  file_ms[$dir]=$(file_median "$dir")
-done
-file_n=$(awk '$1 == "write"' "$file_runs" | wc -l)
-
-csv=$out/cpu.csv
-echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib,cipher_library" > "$csv"
-row_format='%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s %9s %s\n'
-# shellcheck disable=SC2059
-printf "$row_format" image cipher bits sector dir "file" dmcrypt openssl \
-  ratio cipher library
-# shellcheck disable=SC2059
-printf "$row_format" "" "" "" bytes "" ms/GiB ms/GiB ms/GiB "x" ms/GiB ""
-for c in "${cases[@]}"; do
-  read -r img cipher bits sector _ <<< "$c"
-  # XTS splits its key in two: the AES key is half of it.
-  aes_bits=$bits
-  [[ $cipher == *-xts-* ]] && aes_bits=$(( bits / 2 ))
-  ossl=${openssl_ms[$aes_bits]}
-  for dir in write read; do
-    f=${file_ms[$dir]} d=${case_ms[$c $dir]} cm=${cipher_ms[$c $dir]}
-    lib=${lib_of[$c $dir]}
-    ratio=$(awk -v f="$f" -v d="$d" -v o="$ossl" \
-              'BEGIN { printf "%.2f", (d - f) / o }')
-    # shellcheck disable=SC2059
-    printf "$row_format" "$img" "$cipher" "$bits" "$sector" "$dir" "$f" \
-      "$d" "$ossl" "$ratio" "$cm" "$lib"
-    echo "$img,$cipher,$bits,$sector,$dir,$f,$d,$ossl,$ratio,$cm,$lib" >> "$csv"
+    m=$(measure_case null "$dir" ${c}) || exit 1
+    progress "cipher_null ${c#* } $dir" "$m"
   done
 done
 
-echo "ratio = (dmcrypt - file) / openssl: the server's extra CPU per GiB" \
-     "over the unencrypted file plugin, in units of openssl speed's" \
-     "aes-{128,256}-xts (4 KiB buffers, one core) of the same AES key size;" \
-     "dmcrypt: the median of $repeats run(s) of the case; file: the median" \
-     "of all $file_n runs of the file plugin in that direction, one before" \
-     "each run of dmcrypt; cipher: the cipher's own CPU per GiB inside" \
-     "the server (its sampled clock, the median of the runs), the rest of" \
-     "dmcrypt - file being the engine's and the write path's; library:" \
-     "whose block cipher the server ran (cipher-library=)"
-
-# CBC-ESSIV against XTS of the same AES key size, sector size and
-# library (a plain table's XTS where there is one, else a LUKS image's).
-declare -A xts_of
-for c in "${cases[@]}"; do
-  read -r img cipher bits sector lib <<< "$c"
-  [[ $cipher == aes-xts-plain64 ]] || continue
-  key="$(( bits / 2 )) $sector $lib"
-  if [ -z "${xts_of[$key]:-}" ] || [ "$img" = plain ]; then
-    xts_of[$key]=$c
-  fi
-done
-ccsv=$out/cbc.csv
-echo "cipher,key_bits,sector,cipher_library,direction,ms_per_gib,xts_ms_per_gib,over_xts" > "$ccsv"
-cbc_format='%-22s %4s %6s %-9s %-5s %9s %9s %6s\n'
-cbc_header=0
-for c in "${cases[@]}"; do
-  read -r img cipher bits sector lib <<< "$c"
-  x=${xts_of[$bits $sector $lib]:-}
-  [[ $cipher == aes-cbc-* && -n $x ]] || continue
-  if [ $cbc_header = 0 ]; then
-    echo
-    # shellcheck disable=SC2059
-    printf "$cbc_format" cipher bits sector library dir dmcrypt xts over
-    # shellcheck disable=SC2059
-    printf "$cbc_format" "" "" bytes "" "" ms/GiB ms/GiB "x"
-    cbc_header=1
-  fi
-  for dir in write read; do
-    d=${case_ms[$c $dir]} xd=${case_ms[$x $dir]} lib=${lib_of[$c $dir]}
-    over=$(awk -v d="$d" -v x="$xd" \
-           'BEGIN { if (x > 0) printf "%.2f", d / x; else print "-" }')
-    # shellcheck disable=SC2059
-    printf "$cbc_format" "$cipher" "$bits" "$sector" "$lib" "$dir" "$d" \
-      "$xd" "$over"
-    echo "$cipher,$bits,$sector,$lib,$dir,$d,$xd,$over" >> "$ccsv"
-  done
-done
-if [ $cbc_header = 1 ]; then
-  echo
-  echo "over = dmcrypt / xts: a CBC-ESSIV table's CPU per GiB over that of" \
-       "aes-xts-plain64 with the same AES key size (an XTS key twice as" \
-       "long), sector size and library, in the same run"
-fi
-
-# over = dmcrypt / file: the engine's and the write path's own cost.
-wcsv=$out/writepath.csv
-echo "table,direction,file_ms_per_gib,ms_per_gib,over_file" > "$wcsv"
-echo
-printf '%-26s %-5s %9s %9s %6s\n' "cipher_null table" dir "file" dmcrypt over
-printf '%-26s %-5s %9s %9s %6s\n' "" "" ms/GiB ms/GiB "x"
-for c in "${null_cases[@]}"; do
-  label=${c#* }
-  for dir in write read; do
-    f=${file_ms[$dir]} d=${case_ms[$c $dir]}
-    over=$(awk -v f="$f" -v d="$d" \
-           'BEGIN { if (f > 0) printf "%.2f", d / f; else print "-" }')
-    printf '%-26s %-5s %9s %9s %6s\n' "$label" "$dir" "$f" "$d" "$over"
-    echo "$label,$dir,$f,$d,$over" >> "$wcsv"
-  done
-done
-echo
-echo "over = dmcrypt / file: the engine's and the write path's own CPU per" \
-     "GiB, with the identity cipher, over the unencrypted file plugin's"
+"$topdir/tools/bench-cpu-tables.sh" "$runs" "$out"
