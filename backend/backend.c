@@ -59,6 +59,24 @@ backend_submit_write (struct backend *b, const void *buf, size_t count,
   b->ops->submit_write (b, buf, count, offset, done, opaque);
 }
 
+void
+backend_submit_read (struct backend *b, void *buf, size_t count,
+                     uint64_t offset, backend_done_fn done, void *opaque)
+{
+  if (b->ops->submit_read == NULL) {
+    done (opaque, backend_pread (b, buf, count, offset) == -1 ? errno : 0);
+    return;
+  }
+  b->ops->submit_read (b, buf, count, offset, done, opaque);
+}
+
+void
+backend_unplug (struct backend *b)
+{
+  if (b->ops->unplug)
+    b->ops->unplug (b);
+}
+
 bool
 backend_queues_writes (const struct backend *b)
 {

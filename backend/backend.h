@@ -35,6 +35,19 @@ struct backend_ops
    * backend_submit_write writes synchronously. */
   void (*submit_write) (struct backend *b, const void *buf, size_t count,
                         uint64_t offset, backend_done_fn done, void *opaque);
+  /* Optional.  Starts a read of COUNT bytes at OFFSET into BUF and
+   * returns, as submit_write does: DONE (OPAQUE, err) runs once BUF
+   * holds them (or the read failed), from any thread, possibly before
+   * submit_read returns.  Without it, backend_submit_read reads
+   * synchronously. */
+  void (*submit_read) (struct backend *b, void *buf, size_t count,
+                       uint64_t offset, backend_done_fn done, void *opaque);
+  /* Optional.  The calling thread is about to sleep until IO it (or
+   * another thread on its behalf) submitted completes: a block layer
+   * that holds requests back in a plug lets them go now, as the
+   * kernel's unplug does when the submitter waits.  Without it,
+   * nothing. */
+  void (*unplug) (struct backend *b);
   /* The backend records its own trace events (a simulated device: I, M,
    * D, C on its clock): backend.c adds none around its calls. */
   bool traces_itself;
@@ -76,6 +89,14 @@ int backend_pwrite (struct backend *b, const void *buf, size_t count,
 void backend_submit_write (struct backend *b, const void *buf, size_t count,
                            uint64_t offset, backend_done_fn done,
                            void *opaque);
+/* A read that may still be in flight when this returns (submit_read);
+ * DONE runs exactly once, also on failure.  Synchronous on a backend
+ * without submit_read. */
+void backend_submit_read (struct backend *b, void *buf, size_t count,
+                          uint64_t offset, backend_done_fn done,
+                          void *opaque);
+/* The caller is about to wait for IO submitted before: see unplug. */
+void backend_unplug (struct backend *b);
 /* A synchronous write in two halves, for a caller that decides the
  * order of writes under a lock and performs them once it let go of it:
  * backend_note_write records the dispatch (the trace's "D") in that

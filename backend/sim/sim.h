@@ -21,7 +21,15 @@ struct sim_config
   const char *device_params;    /* "k=v,k=v" or "+FILE"; NULL: defaults */
   double speed;                 /* model time per wall time; 0: 1 */
   unsigned nr_requests;         /* 0: Linux's default for the elevator */
-  const char *elevator;         /* "none" or "deadline"; NULL: "none" */
+  const char *elevator;         /* "none", "deadline" or "cfq"; NULL: the
+                                   block layer's default */
+  /* The kernel series whose block layer is modelled: NULL (today's
+   * blk-mq, as before kernel= existed), "2.6.32", "3.16", "4.0" (the
+   * single request queue: request lists, plugging, CFQ) or "6.1"
+   * (blk-mq with mq-deadline). */
+  const char *kernel;
+  unsigned hz;                  /* the kernel's timer ticks a second
+                                   (jiffies); 0: the series' default */
 };
 
 /* Checks CFG (names, parameters) without building anything.  Returns 0,
