@@ -9,6 +9,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/kseries.h"
 #include "../crypto/secmem.h"
 #include "dmcrypt.h"
 
@@ -70,6 +71,9 @@ struct dmcrypt_params params = { .key_slot = -1,
   "device-speed=<N>    Lab: run the device model N times faster.\n" \
   "nr-requests=<N>     Lab: block-queue depth (default: the elevator's).\n" \
   "elevator=none|deadline  Lab: the block queue's elevator.\n" \
+  "kernel=2.6.32|3.16|4.0|6.1  Lab: model that kernel's dm-crypt threads\n" \
+  "                    and block layer (default: dmcrypt's own).\n" \
+  "hz=<N>              Lab: the modelled kernel's timer ticks a second.\n" \
   "control=<SOCKET>    Control socket for dmcryptctl.\n" \
   "name=<NAME>         Volume name for dmcryptctl.\n" \
   "readonly=<BOOL>     Open with a read-only live table.\n" \
@@ -109,7 +113,7 @@ const char *const dmcrypt_param_names[] = {
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
   "max-write-rounds", "cipher-library", "trace", "fault-rules", "control", "name",
   "readonly", "device", "device-params", "device-speed", "nr-requests",
-  "elevator",
+  "elevator", "kernel", "hz",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
   "tcrypt-hash", NULL,
 };
@@ -323,6 +327,14 @@ config_string_key (const char *key, const char *value)
     return replace_string (&params.device_params, key, value);
   if (strcmp (key, "elevator") == 0)
     return replace_string (&params.elevator, key, value);
+  if (strcmp (key, "kernel") == 0) {
+    if ((params.kernel = kernel_series_parse (value)) >= 0)
+      return 0;
+    params.kernel = KSERIES_NONE;
+    nbdkit_error ("kernel: '%s' is not a kernel series the lab models "
+                  "(expected %s)", value, kernel_series_names ());
+    return -1;
+  }
   if (strcmp (key, "cipher-library") == 0) {
     if (sector_cipher_parse_library (value, &params.cipher_library) == 0)
       return 0;

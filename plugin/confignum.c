@@ -117,6 +117,8 @@ config_numeric (const char *key, const char *value)
     return set_in_range (key, value, &params.nr_requests, 1, 65536);
   else if (strcmp (key, "device-speed") == 0)
     return set_speed (value);
+  else if (strcmp (key, "hz") == 0)
+    return set_in_range (key, value, &params.hz, 24, 10000);
   else if (strcmp (key, "key-size") == 0) {
     if (set_in_range (key, value, &params.key_bits, 8, 8192) == -1)
       return -1;

@@ -81,6 +81,12 @@ struct dmcrypt_params
   double device_speed;           /* 0: real time */
   unsigned nr_requests;          /* 0: the elevator's default */
   char *elevator;
+  /* kernel=: the kernel series whose pipeline the lab models
+   * (backend/kseries.h), for the engine's threads and the simulated
+   * block layer; KSERIES_NONE: dmcrypt's own. */
+  int kernel;
+  unsigned hz;                   /* hz=: the modelled kernel's ticks a
+                                    second; 0: the series' default */
 };
 
 struct dmcrypt_volume

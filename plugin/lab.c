@@ -6,6 +6,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/kseries.h"
 #include "../backend/sim/sim.h"
 #include "../backend/trace.h"
 #include "dmcrypt.h"
@@ -23,6 +24,9 @@ lab_config (void)
     .device = params.device, .device_params = params.device_params,
     .speed = params.device_speed, .nr_requests = params.nr_requests,
     .elevator = params.elevator,
+    .kernel = params.kernel == KSERIES_NONE ? NULL
+      : kernel_series_name (params.kernel),
+    .hz = params.hz,
   };
 }
 
@@ -36,9 +40,9 @@ lab_check_params (void)
      * say it over settings forced on a whole suite). */
     if (params.device == NULL
         && (params.device_params || params.device_speed
-            || params.nr_requests || params.elevator)) {
-      nbdkit_error ("device-params, device-speed, nr-requests and "
-                    "elevator need a device model: device=hdd, usb or ssd");
+            || params.nr_requests || params.elevator || params.hz)) {
+      nbdkit_error ("device-params, device-speed, nr-requests, elevator "
+                    "and hz need a device model: device=hdd, usb or ssd");
       return -1;
     }
     return 0;
