@@ -749,6 +749,8 @@ test_40_rounds (void)
   rec_hold (b, false, -1);
   for (i = 0; i < 5; i++)
     client_join (&c[i]);
+  rec_wait (b, 'U', 3);         /* the last round's, after its write */
+  usleep (20000);               /* time for anything more to show */
   n = rec_events (b, 0, ev, 16);
   REQUIRE (n == strlen (rounds), "4.0: %u backend calls, expected %zu", n,
            strlen (rounds));
@@ -841,10 +843,36 @@ test_round_trip (int kernel, int kcryptd_io, unsigned flags,
   backend_close (b);
 }
 
+/* A connection's requests come from CPU connection mod workers under
+ * a kernel series; from the host's CPU (-1) without one. */
+static void
+test_submitter_cpu (void)
+{
+  struct backend *b = rec_open ();
+  struct sector_cipher *ci = test_cipher (512);
+  struct engine_config cfg = {
+    .size = SIZE, .sector_size = 512, .workers = 4,
+  };
+  struct engine *own = engine_new (&cfg, ci, b), *k;
+
+  cfg.kernel = KSERIES_3_16;
+  k = engine_new (&cfg, ci, b);
+  REQUIRE (own && k, "engines");
+  REQUIRE (engine_submitter_cpu (own, 5) == -1, "no kernel=: host CPU");
+  REQUIRE (engine_submitter_cpu (k, 0) == 0
+           && engine_submitter_cpu (k, 5) == 1
+           && engine_submitter_cpu (k, 7) == 3, "connection mod 4");
+  engine_free (own);
+  engine_free (k);
+  sector_cipher_free (ci);
+  backend_close (b);
+}
+
 int
 main (void)
 {
   alarm (300);                  /* a hang is a failure, not a stall */
+  test_submitter_cpu ();
   test_2632_writes ();
   test_2632_reads ();
   test_2632_direct_reads ();
