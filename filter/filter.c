@@ -278,6 +278,8 @@ static void *
 filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
              const char *exportname, int is_tls)
 {
+  struct dmcrypt_conn *conn;
+
   (void) is_tls;
   /* The reason was logged once, in .after_fork. */
   if (failed_under_run) {
@@ -286,16 +288,18 @@ filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
   }
   if (next (context, readonly, exportname) == -1)
     return NULL;
-  dm_opened (volume.dm);
-  return NBDKIT_HANDLE_NOT_NEEDED;
+  conn = dmcrypt_conn_new ();
+  if (conn)
+    dm_opened (volume.dm);
+  return conn;
 }
 
 static void
 filter_close (void *handle)
 {
-  (void) handle;
   if (volume.dm)
     dm_closed (volume.dm);
+  dmcrypt_conn_free (handle);
 }
 
 static int64_t
@@ -401,17 +405,17 @@ static int
 filter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
               uint64_t offset, uint32_t flags, int *err)
 {
-  (void) next; (void) handle;
-  return dmcrypt_io (IO_READ, buf, count, offset, flags & NBDKIT_FLAG_FUA,
-                     err);
+  (void) next;
+  return dmcrypt_io (handle, IO_READ, buf, count, offset,
+                     flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
 filter_pwrite (nbdkit_next *next, void *handle, const void *buf,
                uint32_t count, uint64_t offset, uint32_t flags, int *err)
 {
-  (void) next; (void) handle;
-  return dmcrypt_io (IO_WRITE, (void *) buf, count, offset,
+  (void) next;
+  return dmcrypt_io (handle, IO_WRITE, (void *) buf, count, offset,
                      flags & NBDKIT_FLAG_FUA, err);
 }
 
@@ -419,25 +423,25 @@ static int
 filter_zero (nbdkit_next *next, void *handle, uint32_t count,
              uint64_t offset, uint32_t flags, int *err)
 {
-  (void) next; (void) handle;
-  return dmcrypt_io (IO_ZERO, NULL, count, offset, flags & NBDKIT_FLAG_FUA,
-                     err);
+  (void) next;
+  return dmcrypt_io (handle, IO_ZERO, NULL, count, offset,
+                     flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
 filter_trim (nbdkit_next *next, void *handle, uint32_t count,
              uint64_t offset, uint32_t flags, int *err)
 {
-  (void) next; (void) handle;
-  return dmcrypt_io (IO_TRIM, NULL, count, offset, flags & NBDKIT_FLAG_FUA,
-                     err);
+  (void) next;
+  return dmcrypt_io (handle, IO_TRIM, NULL, count, offset,
+                     flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
 filter_flush (nbdkit_next *next, void *handle, uint32_t flags, int *err)
 {
-  (void) next; (void) handle; (void) flags;
-  return dmcrypt_io (IO_FLUSH, NULL, 0, 0, false, err);
+  (void) next; (void) flags;
+  return dmcrypt_io (handle, IO_FLUSH, NULL, 0, 0, false, err);
 }
 
 static struct nbdkit_filter filter = {

@@ -14,7 +14,7 @@
 #include "dmcrypt.h"
 
 struct dmcrypt_params params = { .key_slot = -1,
-  .caller_crypt = TRI_UNSET,
+  .caller_crypt = TRI_UNSET, .kcryptd_io = TRI_UNSET,
   .flag = { TRI_UNSET, TRI_UNSET, TRI_UNSET, TRI_UNSET, TRI_UNSET,
             TRI_UNSET, TRI_UNSET } };
 
@@ -55,7 +55,7 @@ struct dmcrypt_params params = { .key_slot = -1,
   "min-block-size=<N>|sector  Minimum block size advertised (default 1:\n" \
   "                    any alignment; sector: the encryption sector size).\n" \
   "workers=<N>         Crypto worker threads (default: online CPUs).\n" \
-  "scheduler=sorted|fifo|batch  Write-out ordering policy.\n" \
+  "scheduler=sorted|fifo|batch|rbtree  Write-out ordering policy.\n" \
   "max-read-size=<SIZE>   Largest read chunk (default 128K).\n" \
   "max-write-size=<SIZE>  Largest write chunk (default 128K).\n" \
   "max-inflight=<SIZE>    Cap on encrypted bytes in flight (default 64M).\n" \
@@ -74,6 +74,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "kernel=2.6.32|3.16|4.0|6.1  Lab: model that kernel's dm-crypt threads\n" \
   "                    and block layer (default: dmcrypt's own).\n" \
   "hz=<N>              Lab: the modelled kernel's timer ticks a second.\n" \
+  "kcryptd-io=<BOOL>   Lab: read clones submitted by kcryptd_io (default\n" \
+  "                    true under kernel=2.6.32, false after it).\n" \
   "control=<SOCKET>    Control socket for dmcryptctl.\n" \
   "name=<NAME>         Volume name for dmcryptctl.\n" \
   "readonly=<BOOL>     Open with a read-only live table.\n" \
@@ -113,7 +115,7 @@ const char *const dmcrypt_param_names[] = {
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
   "max-write-rounds", "cipher-library", "trace", "fault-rules", "control", "name",
   "readonly", "device", "device-params", "device-speed", "nr-requests",
-  "elevator", "kernel", "hz",
+  "elevator", "kernel", "hz", "kcryptd-io",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
   "tcrypt-hash", NULL,
 };
@@ -296,6 +298,12 @@ config_bool_key (const char *key, const char *value)
     if (config_bool (key, value, &b) == -1)
       return -1;
     params.caller_crypt = b ? TRI_TRUE : TRI_FALSE;
+    return 0;
+  }
+  if (strcmp (key, "kcryptd-io") == 0) {
+    if (config_bool (key, value, &b) == -1)
+      return -1;
+    params.kcryptd_io = b ? TRI_TRUE : TRI_FALSE;
     return 0;
   }
   if (strcmp (key, "readonly") == 0) {

@@ -72,18 +72,19 @@ dmcrypt_after_fork (void)
 static void *
 dmcrypt_open (int readonly)
 {
-  static int handle;
+  struct dmcrypt_conn *conn = dmcrypt_conn_new ();
 
   (void) readonly;
-  dm_opened (volume.dm);
-  return &handle;
+  if (conn)
+    dm_opened (volume.dm);
+  return conn;
 }
 
 static void
 dmcrypt_close (void *handle)
 {
-  (void) handle;
   dm_closed (volume.dm);
+  dmcrypt_conn_free (handle);
 }
 
 static int64_t
@@ -149,13 +150,13 @@ dmcrypt_can_multi_conn (void *handle)
 
 /* io.c does the work for both front ends; nbdkit wants the errno. */
 static int
-io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
+io (void *handle, enum io_op op, void *buf, uint32_t count, uint64_t offset,
     uint32_t flags)
 {
   int err;
 
-  if (dmcrypt_io (op, buf, count, offset, flags & NBDKIT_FLAG_FUA, &err)
-      == -1) {
+  if (dmcrypt_io (handle, op, buf, count, offset, flags & NBDKIT_FLAG_FUA,
+                  &err) == -1) {
     nbdkit_set_error (err);
     return -1;
   }
@@ -166,37 +167,32 @@ static int
 dmcrypt_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
 {
-  (void) handle;
-  return io (IO_READ, buf, count, offset, flags);
+  return io (handle, IO_READ, buf, count, offset, flags);
 }
 
 static int
 dmcrypt_pwrite (void *handle, const void *buf, uint32_t count,
                 uint64_t offset, uint32_t flags)
 {
-  (void) handle;
-  return io (IO_WRITE, (void *) buf, count, offset, flags);
+  return io (handle, IO_WRITE, (void *) buf, count, offset, flags);
 }
 
 static int
 dmcrypt_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  (void) handle;
-  return io (IO_ZERO, NULL, count, offset, flags);
+  return io (handle, IO_ZERO, NULL, count, offset, flags);
 }
 
 static int
 dmcrypt_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  (void) handle;
-  return io (IO_TRIM, NULL, count, offset, flags);
+  return io (handle, IO_TRIM, NULL, count, offset, flags);
 }
 
 static int
 dmcrypt_flush (void *handle, uint32_t flags)
 {
-  (void) handle;
-  return io (IO_FLUSH, NULL, 0, 0, flags);
+  return io (handle, IO_FLUSH, NULL, 0, 0, flags);
 }
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL

@@ -87,6 +87,9 @@ struct dmcrypt_params
   int kernel;
   unsigned hz;                   /* hz=: the modelled kernel's ticks a
                                     second; 0: the series' default */
+  /* kcryptd-io=: read clones submitted by a kcryptd_io thread (2.6.32)
+   * or by the reader (2.6.38 on); unset: the series' way. */
+  enum tristate kcryptd_io;
 };
 
 struct dmcrypt_volume
@@ -166,12 +169,24 @@ int lab_wrap_backend (void);
 int lab_start (void);
 void lab_attach_trace (void);
 
-/* io.c: a request through the mapping's gate and the engine.  Returns
- * 0, or -1 with *ERR the errno for nbdkit (after nbdkit_error when the
- * engine failed). */
+/* io.c: a client connection, the handle of both front ends: its index
+ * from 0 in the order connections were opened.  A client process is a
+ * connection: its requests are submitted with io_context INDEX + 1 and,
+ * under kernel=, from modelled CPU INDEX modulo the CPUs (workers=)
+ * (backend/submitter.h).  NULL after nbdkit_error. */
+struct dmcrypt_conn
+{
+  unsigned index;
+};
+struct dmcrypt_conn *dmcrypt_conn_new (void);
+void dmcrypt_conn_free (struct dmcrypt_conn *conn);
+
+/* io.c: a request of CONN through the mapping's gate and the engine.
+ * Returns 0, or -1 with *ERR the errno for nbdkit (after nbdkit_error
+ * when the engine failed). */
 enum io_op { IO_READ, IO_WRITE, IO_ZERO, IO_TRIM, IO_FLUSH };
-int dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
-                bool fua, int *err);
+int dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
+                uint32_t count, uint64_t offset, bool fua, int *err);
 /* The minimum and preferred block sizes both front ends advertise, in
  * bytes, from min-block-size= and the live table's sector size. */
 void dmcrypt_block_sizes (uint32_t *minimum, uint32_t *preferred);

@@ -3,12 +3,52 @@
  * and its error comes back as an errno for the front end to hand to
  * nbdkit; and the block sizes both front ends advertise. */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/submitter.h"
 #include "dmcrypt.h"
+
+/* Connections opened so far: the next one's index. */
+static atomic_uint connections;
+
+struct dmcrypt_conn *
+dmcrypt_conn_new (void)
+{
+  struct dmcrypt_conn *conn = malloc (sizeof *conn);
+
+  if (conn == NULL) {
+    nbdkit_error ("malloc: %m");
+    return NULL;
+  }
+  conn->index = atomic_fetch_add (&connections, 1);
+  return conn;
+}
+
+void
+dmcrypt_conn_free (struct dmcrypt_conn *conn)
+{
+  free (conn);
+}
+
+/* The request thread submits for CONN's client: its io_context, and
+ * under kernel= its modelled CPU, for the block layer below (CFQ's
+ * queue per process, a per-CPU kcryptd) and the trace. */
+static void
+set_submitter (const struct dmcrypt_conn *conn, const struct engine *e)
+{
+  struct backend_submitter s = {
+    .context = conn->index % SUBMITTER_CLIENTS_MAX + 1,
+    .cpu = engine_submitter_cpu (e, conn->index),
+    .name = NULL,
+  };
+
+  backend_set_submitter (&s);
+}
 
 static const char *const op_names[] = {
   [IO_READ] = "pread", [IO_WRITE] = "pwrite", [IO_ZERO] = "zero",
@@ -57,8 +97,8 @@ run_segments (enum io_op op, void *buf, uint32_t count, uint64_t offset,
 }
 
 int
-dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
-            bool fua, int *err)
+dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
+            uint32_t count, uint64_t offset, bool fua, int *err)
 {
   bool write = op == IO_WRITE || op == IO_ZERO || op == IO_TRIM;
   int r;
@@ -67,6 +107,7 @@ dmcrypt_io (enum io_op op, void *buf, uint32_t count, uint64_t offset,
     count = offset = 0;
   if ((*err = dm_enter (volume.dm, offset, count, write)) != 0)
     return -1;
+  set_submitter (conn, dm_engine (volume.dm));
   /* A connection opened while discards were allowed outlives them;
    * dm_enter refuses writes while the live table is read-only, also on
    * a connection opened while it was read-write, as on the kernel. */

@@ -13,6 +13,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/kseries.h"
 #include "dmcrypt.h"
 
 #define HOLD_POLL_NS 5000000         /* a held request looks every 5 ms */
@@ -86,6 +87,16 @@ name_device (void)
   return 0;
 }
 
+/* scheduler= when none is given: under kernel=4.0 and 6.1 the kernel's
+ * own dmcrypt_write (rbtree); else the mapping's default (sorted). */
+static const char *
+default_scheduler (void)
+{
+  if (params.kernel == KSERIES_4_0 || params.kernel == KSERIES_6_1)
+    return "rbtree";
+  return NULL;
+}
+
 int
 mapping_open (void)
 {
@@ -100,13 +111,17 @@ mapping_open (void)
       .max_inflight = params.max_inflight,
       .max_write_rounds = params.max_write_rounds,
       .offload_all = params.caller_crypt == TRI_FALSE,
+      .kernel = params.kernel,
+      .kcryptd_io = params.kcryptd_io,
+      .kernel_writer = params.scheduler != NULL,
       .debug = (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
                | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
                | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0),
     },
   };
   struct dm_tunables tun = {
-    .scheduler = params.scheduler, .set_workers = true,
+    .scheduler = params.scheduler ? params.scheduler
+      : default_scheduler (), .set_workers = true,
     .workers = params.workers,
   };
   struct dm_err err = { .errnum = 0 };

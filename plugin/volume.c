@@ -15,6 +15,7 @@
 
 #include "../backend/trace.h"
 #include "../crypto/secmem.h"
+#include "../backend/kseries.h"
 #include "dmcrypt.h"
 
 struct dmcrypt_volume volume = { .header_fd = -1 };
@@ -215,6 +216,10 @@ check_size (void)
 int
 volume_check_params (void)
 {
+  if (params.kcryptd_io != TRI_UNSET && params.kernel == KSERIES_NONE) {
+    nbdkit_error ("kcryptd-io: needs kernel= (a kernel series' thread)");
+    return -1;
+  }
   return check_key_combinations (is_plain_type ()) == -1
     || lab_check_params () == -1 ? -1 : 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backend/kseries.h"
 #include "../common/log.h"
 #include "../table/crypt_table.h"
 #include "internal.h"
@@ -62,6 +63,8 @@ apply_config (struct engine *e, const struct engine_config *cfg)
   e->max_inflight = cfg->max_inflight ? cfg->max_inflight
     : DEFAULT_INFLIGHT;
   e->nworkers = cfg->workers ? cfg->workers : cpus > 0 ? cpus : 1;
+  if (kpipe_configure (e, cfg) == -1)
+    return -1;
   atomic_store_explicit (&e->debug, cfg->debug, memory_order_relaxed);
   e->zeros = calloc (1, e->write_chunk);
   if (e->zeros == NULL
@@ -104,37 +107,49 @@ engine_new (const struct engine_config *cfg, struct sector_cipher *cipher,
   return e;
 }
 
-/* The writer thread is needed unless every chunk is dispatched by the
- * thread that encrypted it. */
-static bool
-needs_writer (const struct engine *e)
+/* The crypting threads: dmcrypt's worker pool, or the kernel series'
+ * kcryptd (and kcryptd_io). */
+static int
+start_crypters (struct engine *e)
 {
-  return !(e->cfg.flags & (CT_SUBMIT_FROM_CRYPT_CPUS
-                           | CT_NO_WRITE_WORKQUEUE));
+  if (e->kp.series != KSERIES_NONE)
+    return kpipe_start (e);
+  return workers_start (e, e->nworkers);
 }
 
+static void
+stop_crypters (struct engine *e)
+{
+  workers_stop (&e->pool);
+  kpipe_stop (e);
+}
+
+/* The writer thread is needed unless every chunk is dispatched by the
+ * thread that encrypted it. */
 static int
 start_threads (struct engine *e)
 {
-  if (workers_start (e, e->nworkers) == -1)
+  if (start_crypters (e) == -1)
     return -1;
-  if (needs_writer (e) && writeout_start (e) == -1) {
-    workers_stop (&e->pool);
+  if (!e->direct_writes && writeout_start (e) == -1) {
+    stop_crypters (e);
     return -1;
   }
   if (debug_on (e, ENGINE_DEBUG_WORKERS))
-    nbdkit_debug ("engine: %u workers, scheduler %s%s", e->nworkers,
-                  e->policy->name, e->wo.running ? "" : " (bypassed)");
+    nbdkit_debug ("engine: %u workers, scheduler %s%s, kernel %s",
+                  e->nworkers, e->policy->name,
+                  e->wo.running ? "" : " (bypassed)",
+                  kernel_series_name (e->kp.series));
   return 0;
 }
 
-/* Workers first: after a chunk's completion has let its request go, a
+/* Crypters first: after a chunk's completion has let its request go, a
  * worker may still be on its way back to the queue (or, with
  * submit_from_crypt_cpus, out of the backend). */
 static void
 stop_threads (struct engine *e)
 {
-  workers_stop (&e->pool);
+  stop_crypters (e);
   writeout_stop (&e->wo);
 }
 
@@ -164,9 +179,14 @@ engine_free (struct engine *e)
 /* ---- Threads ---- */
 
 void
-thread_setup (struct engine *e, const char *name)
+thread_setup (struct engine *e, const char *name, unsigned context, int cpu)
 {
+  struct backend_submitter self = {
+    .context = context, .cpu = cpu, .name = name,
+  };
+
   pthread_setname_np (pthread_self (), name);
+  backend_set_submitter (&self);
   if (!(e->cfg.flags & CT_HIGH_PRIORITY))
     return;
   if (setpriority (PRIO_PROCESS, gettid (), HIGH_PRIORITY_NICE) == -1) {
@@ -201,6 +221,14 @@ void
 engine_set_debug (struct engine *e, unsigned debug)
 {
   atomic_store_explicit (&e->debug, debug, memory_order_relaxed);
+}
+
+int
+engine_submitter_cpu (const struct engine *e, unsigned connection)
+{
+  if (e->kp.series == KSERIES_NONE)
+    return -1;
+  return (int) (connection % e->nworkers);
 }
 
 const char *

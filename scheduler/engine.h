@@ -48,6 +48,18 @@ struct engine_config
    * idle workers take the rest, so no hand-off is paid where it cannot
    * help; true: every chunk goes to the workers, as in the kernel. */
   bool offload_all;
+  /* The kernel series whose dm-crypt threads are modelled (enum
+   * kernel_series, backend/kseries.h; kpipe.c): KSERIES_NONE (0) is
+   * dmcrypt's own pipeline, for which the two fields after it are
+   * ignored. */
+  int kernel;
+  /* Read clones submitted by a kcryptd_io thread (1), as 2.6.32 did,
+   * or by the caller (0), as since 2.6.38; -1: the series' way. */
+  int kcryptd_io;
+  /* kernel=2.6.32 or 3.16, whose kcryptd submitted its own writes:
+   * writes go through the write-out thread and SCHEDULER instead (a
+   * scheduler= given with them). */
+  bool kernel_writer;
   unsigned debug;              /* enum engine_debug */
 };
 
@@ -114,6 +126,11 @@ void engine_get_stats (struct engine *e, struct engine_stats *st);
 /* One line: "reads 10 (1.0 MiB), writes ...".  Returns BUF. */
 char *engine_format_stats (const struct engine_stats *st, char *buf,
                            size_t size);
+/* The modelled CPU a request of client connection CONNECTION (from 0)
+ * is submitted from: the connection modulo the CPUs (workers) under a
+ * kernel series, so that a client picks a CPU by its connection; -1
+ * (the host's CPU) for dmcrypt's own pipeline. */
+int engine_submitter_cpu (const struct engine *e, unsigned connection);
 /* Names of the write-out policies: "sorted fifo". */
 const char *engine_policy_names (void);
 

@@ -12,8 +12,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../backend/submitter.h"
 #include "bufpool.h"
 #include "engine.h"
+#include "kwq.h"
 #include "policy.h"
 #include "rangelock.h"
 
@@ -34,7 +36,29 @@
 #define ANTICIPATE_MAX_NS 20000000
 #define RUN_MIN 8
 
+/* The kernel= pipelines (kpipe.c) hand a request to kcryptd a bio at a
+ * time: the run of its chunks up to KBIO_BYTES, the most a bio of the
+ * page cache holds (BIO_MAX_PAGES, 256 pages of 4 KiB), and what
+ * dm-crypt accepts of a write at once since 4.0 (crypt_map's
+ * dm_accept_partial_bio). */
+#define KBIO_BYTES (1024 * 1024)
+
+/* The io_contexts of the engine's threads (backend/submitter.h), as
+ * kernel threads have their own. */
+#define CONTEXT_WRITER      SUBMITTER_KTHREAD         /* dmcrypt_write */
+#define CONTEXT_KCRYPTD_IO  (SUBMITTER_KTHREAD + 1)
+#define CONTEXT_KCRYPTD     (SUBMITTER_KTHREAD + 2)   /* + its index */
+
 struct request;
+
+/* A bio of a request, for the kernel= pipelines: one work item. */
+struct kbio
+{
+  struct kwork work;            /* on kcryptd_io, then kcryptd */
+  struct request *req;
+  unsigned first, n;            /* the request's chunks [first, first+n) */
+  atomic_uint fetching;         /* read: chunks whose read is in flight */
+};
 
 struct chunk
 {
@@ -50,6 +74,7 @@ struct chunk
                                    pool buffer (identity cipher) */
   bool encrypting;              /* on the write-out stage's pending list */
   struct chunk *pend_prev, *pend_next;
+  struct kbio *kbio;            /* kernel= pipelines: its bio */
 };
 
 struct request
@@ -69,6 +94,11 @@ struct request
   struct rqueue *queue;         /* where it waits for workers, or NULL */
   struct request *prev, *next;  /* links in that queue */
   atomic_uint pending;          /* chunks not complete; owner waits on 0 */
+  /* kernel= pipelines: the request's bios, and the modelled CPU that
+   * submitted it (a per-CPU kcryptd runs its bios there). */
+  struct kbio bios[WAVE_CHUNKS];
+  unsigned nbios;
+  unsigned cpu;
 };
 
 struct rqueue
@@ -153,6 +183,21 @@ struct counters
   atomic_uint inflight_max;             /* requests at once */
 };
 
+/* The thread structure of the kernel series of kernel= (kpipe.c).
+ * With KSERIES_NONE, dmcrypt's own pipeline runs and none of this is
+ * used. */
+struct kpipe
+{
+  int series;                   /* enum kernel_series */
+  bool kcryptd_io;              /* reads submitted by kcryptd_io */
+  bool bound;                   /* kcryptd per CPU, else unbound */
+  bool inline_reads;            /* decrypted where the read completes */
+  bool inline_writes;           /* encrypted by the caller */
+  unsigned crypt_threads;       /* kcryptd threads */
+  struct kwq crypt;             /* kcryptd */
+  struct kwq io;                /* kcryptd_io */
+};
+
 struct engine
 {
   struct engine_config cfg;     /* cfg.scheduler is not kept */
@@ -166,6 +211,11 @@ struct engine
   struct bufpool bufs;
   struct workers pool;
   struct writeout wo;
+  /* The thread that encrypted a write chunk dispatches it: no
+   * write-out thread (submit_from_crypt_cpus, no_write_workqueue, or
+   * the kernel series' kcryptd before 4.0). */
+  bool direct_writes;
+  struct kpipe kp;
   uint8_t *zeros;               /* write_chunk bytes of zeros */
   bool identity;                /* cipher_null: ciphertext is plaintext */
   bool started;
@@ -191,8 +241,10 @@ debug_on (struct engine *e, unsigned flag)
 void requests_enter (struct engine *e);
 void requests_leave (struct engine *e);
 
-/* engine.c */
-void thread_setup (struct engine *e, const char *name);
+/* engine.c: names the calling thread NAME (which must outlive it),
+ * sets its submitter (CONTEXT, modelled CPU or -1) and its priority. */
+void thread_setup (struct engine *e, const char *name, unsigned context,
+                   int cpu);
 
 /* workers.c */
 int workers_start (struct engine *e, unsigned n);
@@ -214,6 +266,15 @@ void writeout_admit (struct engine *e, struct request *r);
 void writeout_cancel (struct engine *e, struct chunk *c);
 /* Hands an encrypted chunk to the write-out stage. */
 void writeout_submit (struct engine *e, struct chunk *c, bool on_worker);
+
+/* kpipe.c: the kernel series' threads (kernel=) */
+/* Fills E->kp and E->direct_writes from CFG; -1 after nbdkit_error. */
+int kpipe_configure (struct engine *e, const struct engine_config *cfg);
+int kpipe_start (struct engine *e);
+void kpipe_stop (struct engine *e);
+/* Runs a wave of R (its chunks filled, a write's buffers admitted) as
+ * the series did, and waits for it. */
+int kpipe_run_wave (struct engine *e, struct request *r);
 
 /* anticipate.c, all under the stage's lock with the dispatch token */
 /* Should the round starting with FIRST wait for a gap before it? */

@@ -10,6 +10,7 @@ static const struct writeout_policy *const policies[] = {
   &writeout_policy_sorted,      /* first: the default */
   &writeout_policy_fifo,
   &writeout_policy_batch,
+  &writeout_policy_rbtree,
 };
 
 const struct writeout_policy *

@@ -57,11 +57,19 @@ struct writeout_policy
    * instead of ascending from 0, and the hold-back above compares
    * sectors in that order. */
   bool sweeps_from_head;
+  /* true: only the write-out thread dispatches rounds, as the kernel's
+   * dmcrypt_write does; a crypting thread never takes the token. */
+  bool writer_only;
+  /* true: each round is dispatched inside a plug, let go once the
+   * round is out (backend_unplug: dmcrypt_write's blk_start_plug and
+   * blk_finish_plug, 4.0 on). */
+  bool plugs;
 };
 
 extern const struct writeout_policy writeout_policy_sorted;
 extern const struct writeout_policy writeout_policy_fifo;
 extern const struct writeout_policy writeout_policy_batch;
+extern const struct writeout_policy writeout_policy_rbtree;
 
 /* The policy named NAME (NULL: the default, "sorted"), or NULL. */
 const struct writeout_policy *writeout_policy_find (const char *name);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backend/kseries.h"
 #include "../backend/trace.h"
 #include "../common/log.h"
 #include "../table/crypt_table.h"
@@ -175,7 +176,11 @@ run_range (struct engine *e, struct request *r, uint64_t start,
     fill_wave (e, r, &pos, end, read_base, read_offset);
     if (r->write && admit_writes (e, r) == -1)
       return -1;
-    if (run_wave (e, r, (e->cfg.flags & no_wq) != 0) == -1)
+    if (e->kp.series != KSERIES_NONE && e->started) {
+      if (kpipe_run_wave (e, r) == -1)
+        return -1;
+    }
+    else if (run_wave (e, r, (e->cfg.flags & no_wq) != 0) == -1)
       return -1;
   }
   return 0;

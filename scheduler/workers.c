@@ -78,7 +78,7 @@ worker_main (void *arg)
   struct chunk *c;
 
   snprintf (name, sizeof name, "kcryptd/%u", w->index);
-  thread_setup (e, name);
+  thread_setup (e, name, CONTEXT_KCRYPTD + w->index, -1);
   pthread_mutex_lock (&p->lock);
   while (!p->stopping) {
     c = next_chunk_locked (p, w);

@@ -303,6 +303,8 @@ run_rounds_locked (struct engine *e, unsigned max, bool crypter)
     if (debug_on (e, ENGINE_DEBUG_WRITEOUT))
       debug_round (batch, list_length (wo->held));
     dispatch_list (e, batch);
+    if (wo->policy->plugs)
+      backend_unplug (e->backend);
     pthread_mutex_lock (&wo->lock);
     if (wo->perform == NULL)
       continue;
@@ -342,7 +344,7 @@ writer_main (void *arg)
   struct writeout *wo = &e->wo;
   enum rounds_end end;
 
-  thread_setup (e, "dmcrypt_write");
+  thread_setup (e, "dmcrypt_write", CONTEXT_WRITER, -1);
   pthread_mutex_lock (&wo->lock);
   for (;;) {
     if (wo->busy || (wo->head == NULL && wo->held == NULL)) {
@@ -425,9 +427,7 @@ writeout_stop (struct writeout *wo)
 static bool
 bypassed (struct engine *e)
 {
-  unsigned direct = CT_SUBMIT_FROM_CRYPT_CPUS | CT_NO_WRITE_WORKQUEUE;
-
-  return !e->wo.running || (e->cfg.flags & direct);
+  return !e->wo.running || e->direct_writes;
 }
 
 static void
@@ -486,7 +486,8 @@ writeout_cancel (struct engine *e, struct chunk *c)
 
 /* ON_WORKER: a worker encrypted C.  It never takes the token: a write
  * stalled in the device would hold the worker, and with it the reads
- * waiting for decryption; the writer thread dispatches instead. */
+ * waiting for decryption; the writer thread dispatches instead, as it
+ * does every round of a writer_only policy. */
 void
 writeout_submit (struct engine *e, struct chunk *c, bool on_worker)
 {
@@ -505,7 +506,7 @@ writeout_submit (struct engine *e, struct chunk *c, bool on_worker)
   wo->tailp = &c->wo.next;
   if (++wo->depth > wo->depth_max)
     wo->depth_max = wo->depth;
-  if (wo->busy || on_worker) {
+  if (wo->busy || on_worker || wo->policy->writer_only) {
     /* The token holder takes it in its next round, or the writer. */
     if (!wo->busy && wo->sleeping)
       pthread_cond_signal (&wo->wake);

@@ -1,7 +1,8 @@
 /* The engine's ordering guarantees, made deterministic by holding the
  * backend's writes (one round written at a time, so that a held write
- * holds the write-out stage): the sorted policy dispatches a round in ascending
- * sector order and fifo in arrival order; batch caps a round and sweeps
+ * holds the write-out stage): the sorted policy (and rbtree, from the
+ * writer thread alone) dispatches a round in ascending sector order
+ * and fifo in arrival order; batch caps a round and sweeps
  * upwards, so that lower arrivals never starve a chunk it left over,
  * and a rewrite just behind its head still goes out; a write is
  * acknowledged only once its ciphertext is in the backend; FUA and
@@ -470,10 +471,12 @@ main (void)
   unsigned sorted = round_order ("sorted", true);
   unsigned fifo = round_order ("fifo", false);
   unsigned batch = round_order ("batch", true);
+  unsigned rbtree = round_order ("rbtree", true);
   unsigned cap = writeout_policy_batch.max_round, top, top_sorted;
 
   REQUIRE (sorted == NWRITES - 1 && fifo < sorted, "sorted beats fifo");
   REQUIRE (batch == sorted, "batch sorts a small round as sorted does");
+  REQUIRE (rbtree == sorted, "rbtree sorts a round as sorted does");
   REQUIRE (cap > 0 && cap < JOBS * 16, "batch caps a round at %u", cap);
   REQUIRE (round_cap ("sorted") == JOBS * 16, "sorted: one round");
   REQUIRE (round_cap ("batch") == cap, "batch: rounds of at most %u", cap);
