@@ -136,6 +136,7 @@ void tree_remove (struct tnode **root, struct tnode *n);
 struct tnode *tree_ceiling (struct tnode *t, uint64_t key);
 struct tnode *tree_floor_before (struct tnode *t, uint64_t key,
                                  uint64_t seq);
+struct tnode *tree_after (struct tnode *t, uint64_t key, uint64_t seq);
 struct tnode *tree_first (struct tnode *t);
 uint32_t blkq_rand (struct blkq *q);
 

@@ -113,6 +113,22 @@ tree_floor_before (struct tnode *t, uint64_t key, uint64_t seq)
   return found;
 }
 
+/* The first node ordered after (KEY, SEQ), or NULL. */
+struct tnode *
+tree_after (struct tnode *t, uint64_t key, uint64_t seq)
+{
+  struct tnode *found = NULL;
+
+  while (t)
+    if (before (t, key, seq) || (t->key == key && t->seq == seq))
+      t = t->right;
+    else {
+      found = t;
+      t = t->left;
+    }
+  return found;
+}
+
 struct tnode *
 tree_first (struct tnode *t)
 {
