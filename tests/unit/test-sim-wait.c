@@ -1,15 +1,16 @@
 /* The simulated device with real threads (backend/sim): submitters
  * that find the block queue full sleep, and completions serve them in
  * the order they went to sleep, whatever order their threads wake in.
- * A usb model (one tag, nr-requests 1) runs its clock 20 times slower
- * than the wall, so that the first write holds the only request while
- * six more threads, started one after another, each go to sleep (the
- * device's statistics count the sleepers).  Then the writes must
- * complete in the order of their threads' starts.  Also under the
+ * A usb model (one tag, nr-requests 1) runs its clock 200 times slower
+ * than the wall, so that the first write holds the only request for
+ * some 80 ms while six more threads, started one after another, each
+ * go to sleep (the device's statistics count the sleepers).  Then the
+ * writes must complete in the order of their threads' starts.  Also under the
  * request lists of kernel=3.16 with nr-requests 1, where the first
  * submitter may batch: the others still sleep and go in order. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct writer
   struct backend *b;
   unsigned id;
   char *buf;
+  bool submitted;               /* backend_submit_write returned */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,7 +49,8 @@ write_done (void *opaque, int err)
   pthread_mutex_unlock (&lock);
 }
 
-/* Far apart: no two merge. */
+/* One after another on the stick: no merge costs; never two queued
+ * at once, so no two merge in the queue. */
 static void *
 writer_main (void *arg)
 {
@@ -57,8 +60,33 @@ writer_main (void *arg)
 
   backend_set_submitter (&who);
   backend_submit_write (w->b, w->buf, WRITE_BYTES,
-                        (uint64_t) w->id * 4 * 1024 * 1024, write_done, w);
+                        (uint64_t) w->id * WRITE_BYTES, write_done, w);
+  pthread_mutex_lock (&lock);
+  w->submitted = true;
+  pthread_mutex_unlock (&lock);
   return NULL;
+}
+
+static unsigned
+completed (void)
+{
+  unsigned n;
+
+  pthread_mutex_lock (&lock);
+  n = ndone;
+  pthread_mutex_unlock (&lock);
+  return n;
+}
+
+static bool
+submitted (struct writer *w)
+{
+  bool done;
+
+  pthread_mutex_lock (&lock);
+  done = w->submitted;
+  pthread_mutex_unlock (&lock);
+  return done;
 }
 
 static uint64_t
@@ -75,7 +103,7 @@ run (const char *kernel)
 {
   char path[] = "/tmp/test-sim-wait.XXXXXX";
   struct sim_config cfg = {
-    .device = "usb", .speed = 0.05, .nr_requests = 1, .kernel = kernel,
+    .device = "usb", .speed = 0.005, .nr_requests = 1, .kernel = kernel,
   };
   struct writer w[WRITERS];
   pthread_t t[WRITERS];
@@ -91,14 +119,17 @@ run (const char *kernel)
   REQUIRE (b && backend_sim_start (b) == 0, "backend_sim_wrap");
   ndone = 0;
   for (i = 0; i < WRITERS; i++) {
-    w[i] = (struct writer) { b, i, calloc (1, WRITE_BYTES) };
+    w[i] = (struct writer) { b, i, calloc (1, WRITE_BYTES), false };
     REQUIRE (w[i].buf, "calloc");
     REQUIRE (pthread_create (&t[i], NULL, writer_main, &w[i]) == 0,
              "pthread_create");
     /* The first takes the request; each later one sleeps before the
-     * next starts. */
-    while (i > 0 && sleeps (b) < i && ndone == 0)
+     * next starts, all while the first is at the device. */
+    while (i == 0 ? !submitted (&w[0]) : sleeps (b) < i) {
+      REQUIRE (completed () == 0, "the first write completed before "
+               "writer %u slept: the host is too slow for this test", i);
       usleep (100);
+    }
   }
   for (i = 0; i < WRITERS; i++)
     pthread_join (t[i], NULL);
