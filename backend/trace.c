@@ -253,12 +253,12 @@ event_time (const struct trace *t, struct timespec *out)
   }
 }
 
-/* The tail after the header: "sector + count [name]" for Q, I, M and
- * D, with the errno in place of the name for C; a flush carries no
- * sectors. */
+/* The tail after the header: "sector + count [name]" for Q, I, M, G,
+ * S and D, with the errno in place of the name for C; a flush carries
+ * no sectors. */
 static int
 format_tail (char *buf, size_t size, char action, uint64_t sector,
-             uint64_t nsect, int error)
+             uint64_t nsect, int error, const char *name)
 {
   if (action == 'C') {
     if (nsect)
@@ -268,23 +268,21 @@ format_tail (char *buf, size_t size, char action, uint64_t sector,
   }
   if (nsect)
     return snprintf (buf, size, "%" PRIu64 " + %" PRIu64 " [%s]\n",
-                     sector, nsect, thread_name ());
-  return snprintf (buf, size, "[%s]\n", thread_name ());
+                     sector, nsect, name);
+  return snprintf (buf, size, "[%s]\n", name);
 }
 
-void
-trace_event (struct trace *t, char action, const char *rwbs,
-             uint64_t sector, uint64_t nsect, int error)
+/* One line: the header for ACTION and RWBS on CPU (-1: the caller's),
+ * then TAIL. */
+static void
+emit_line (struct trace *t, const char *act, const char *rwbs,
+           const char *tail, int cpu)
 {
-  char tail[96];
   struct timespec ts;
-  int cpu, n, saved_errno = errno;
-  const char act[2] = { action, '\0' };
+  int n, saved_errno = errno;
 
-  if (t == NULL)
-    return;
-  format_tail (tail, sizeof tail, action, sector, nsect, error);
-  cpu = sched_getcpu ();
+  if (cpu < 0)
+    cpu = sched_getcpu ();
   pthread_mutex_lock (&t->lock);
   if (t->len + MAX_EVENT_LINE > TRACE_BUFFER)
     flush_locked (t);
@@ -303,4 +301,47 @@ trace_event (struct trace *t, char action, const char *rwbs,
   }
   pthread_mutex_unlock (&t->lock);
   errno = saved_errno;
+}
+
+static const char *
+who_name (const struct trace_who *who)
+{
+  return who && who->name ? who->name : thread_name ();
+}
+
+void
+trace_event_by (struct trace *t, char action, const char *rwbs,
+                uint64_t sector, uint64_t nsect, int error,
+                const struct trace_who *who)
+{
+  char tail[96];
+  const char act[2] = { action, '\0' };
+
+  if (t == NULL)
+    return;
+  format_tail (tail, sizeof tail, action, sector, nsect, error,
+               who_name (who));
+  emit_line (t, act, rwbs, tail, who ? who->cpu : -1);
+}
+
+void
+trace_event (struct trace *t, char action, const char *rwbs,
+             uint64_t sector, uint64_t nsect, int error)
+{
+  trace_event_by (t, action, rwbs, sector, nsect, error, NULL);
+}
+
+void
+trace_plug (struct trace *t, const char *action, unsigned count,
+            const struct trace_who *who)
+{
+  char tail[64];
+
+  if (t == NULL)
+    return;
+  if (action[0] == 'P')
+    snprintf (tail, sizeof tail, "[%s]\n", who_name (who));
+  else
+    snprintf (tail, sizeof tail, "[%s] %u\n", who_name (who), count);
+  emit_line (t, action, "N", tail, who ? who->cpu : -1);
 }

@@ -12,6 +12,11 @@
  * name, as blkparse prints).  Sectors are 512-byte units on the backing
  * file or device.
  *
+ * A simulated block layer adds blktrace's G (a request allocated for a
+ * bio), S (its submitter sleeps: no request free), P (the queue is
+ * plugged), U (unplugged, with the requests allocated) and UT (the
+ * unplug timer fired), as blkparse prints them.
+ *
  * Each open appends a run: first a marker in blkparse's message layout,
  *
  *   "  8,0    1        0     0.000000000     0  m   N dmcrypt-run
@@ -63,5 +68,28 @@ void trace_set_clock (struct trace *t, uint64_t (*now_ns) (void *arg),
  * reach the file whole. */
 void trace_event (struct trace *t, char action, const char *rwbs,
                   uint64_t sector, uint64_t nsect, int error);
+
+/* Whom an event is recorded for: a simulated block layer records the
+ * submitter of a bio, not the thread that happens to queue it.  CPU -1
+ * is the calling thread's CPU, NAME NULL its name. */
+struct trace_who
+{
+  int cpu;
+  const char *name;
+};
+
+/* trace_event for WHO (NULL: the calling thread).  ACTION may also be
+ * 'G' (a request allocated for the bio) or 'S' (its submitter sleeps:
+ * none free), which blkparse prints as "sector + count [name]". */
+void trace_event_by (struct trace *t, char action, const char *rwbs,
+                     uint64_t sector, uint64_t nsect, int error,
+                     const struct trace_who *who);
+
+/* A plug event, in blkparse's layout: ACTION "P" (the queue plugged:
+ * "[name]"), "U" (unplugged) or "UT" (the unplug timer fired), both
+ * "[name] COUNT" with COUNT the requests allocated; rwbs "N".  T may
+ * be NULL (does nothing). */
+void trace_plug (struct trace *t, const char *action, unsigned count,
+                 const struct trace_who *who);
 
 #endif /* DMCRYPT_TRACE_H */

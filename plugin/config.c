@@ -70,7 +70,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "device-params=<K=V,...>|+FILE  Lab: the device model's parameters.\n" \
   "device-speed=<N>    Lab: run the device model N times faster.\n" \
   "nr-requests=<N>     Lab: block-queue depth (default: the elevator's).\n" \
-  "elevator=none|deadline  Lab: the block queue's elevator.\n" \
+  "elevator=none|deadline|cfq  Lab: the block queue's elevator.\n" \
+  "elevator-params=<K=V,...>  Lab: the elevator's tunables (sysfs names).\n" \
   "kernel=2.6.32|3.16|4.0|6.1  Lab: model that kernel's dm-crypt threads\n" \
   "                    and block layer (default: dmcrypt's own).\n" \
   "hz=<N>              Lab: the modelled kernel's timer ticks a second.\n" \
@@ -115,7 +116,7 @@ const char *const dmcrypt_param_names[] = {
   "max-read-size", "max-write-size", "max-inflight", "caller-crypt",
   "max-write-rounds", "cipher-library", "trace", "fault-rules", "control", "name",
   "readonly", "device", "device-params", "device-speed", "nr-requests",
-  "elevator", "kernel", "hz", "kcryptd-io",
+  "elevator", "elevator-params", "kernel", "hz", "kcryptd-io",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
   "tcrypt-hash", NULL,
 };
@@ -335,6 +336,8 @@ config_string_key (const char *key, const char *value)
     return replace_string (&params.device_params, key, value);
   if (strcmp (key, "elevator") == 0)
     return replace_string (&params.elevator, key, value);
+  if (strcmp (key, "elevator-params") == 0)
+    return replace_string (&params.elevator_params, key, value);
   if (strcmp (key, "kernel") == 0) {
     if ((params.kernel = kernel_series_parse (value)) >= 0)
       return 0;
@@ -422,5 +425,6 @@ dmcrypt_params_free (void)
   free (params.device);
   free (params.device_params);
   free (params.elevator);
+  free (params.elevator_params);
   memset (&params, 0, sizeof params);
 }

@@ -81,6 +81,7 @@ struct dmcrypt_params
   double device_speed;           /* 0: real time */
   unsigned nr_requests;          /* 0: the elevator's default */
   char *elevator;
+  char *elevator_params;         /* "key=value,...": its tunables */
   /* kernel=: the kernel series whose pipeline the lab models
    * (backend/kseries.h), for the engine's threads and the simulated
    * block layer; KSERIES_NONE: dmcrypt's own. */

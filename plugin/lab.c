@@ -1,5 +1,6 @@
 /* The scheduling lab's parameters: device=, device-params=,
- * device-speed=, nr-requests=, elevator= put a simulated device
+ * device-speed=, nr-requests=, elevator=, elevator-params=, kernel=,
+ * hz= put a simulated device
  * (backend/sim/sim.h) between the engine and the image. */
 #include <string.h>
 
@@ -24,6 +25,7 @@ lab_config (void)
     .device = params.device, .device_params = params.device_params,
     .speed = params.device_speed, .nr_requests = params.nr_requests,
     .elevator = params.elevator,
+    .elevator_params = params.elevator_params,
     .kernel = params.kernel == KSERIES_NONE ? NULL
       : kernel_series_name (params.kernel),
     .hz = params.hz,
@@ -40,9 +42,11 @@ lab_check_params (void)
      * say it over settings forced on a whole suite). */
     if (params.device == NULL
         && (params.device_params || params.device_speed
-            || params.nr_requests || params.elevator || params.hz)) {
-      nbdkit_error ("device-params, device-speed, nr-requests, elevator "
-                    "and hz need a device model: device=hdd, usb or ssd");
+            || params.nr_requests || params.elevator
+            || params.elevator_params || params.hz)) {
+      nbdkit_error ("device-params, device-speed, nr-requests, elevator, "
+                    "elevator-params and hz need a device model: "
+                    "device=hdd, usb or ssd");
       return -1;
     }
     return 0;

@@ -96,11 +96,23 @@ awk '$6 == "D" && $10 > 2560 { big++ } $6 == "D" && $10 == 2560 { full++ }
 echo "ok: 4 MiB chunks reach the device in pieces of at most 1280 KiB"
 check "ssd with params from a file" 32 32 device=ssd \
   device-params=+<(printf 'channels=2\nread-latency=100us\n')
+# The single request queue: 128 sync and 128 async requests, batchers
+# up to 3/2 of each; CFQ (3.16), and deadline with 2.6.32's plug.
+check "usb, kernel=3.16 (cfq)" 384 1 device=usb device-speed=50 kernel=3.16 \
+  workers=4
+check "hdd, kernel=2.6.32 (deadline, plugged)" 384 32 device=hdd \
+  device-speed=20 kernel=2.6.32 elevator-params=fifo_batch=8
+check "hdd, kernel=2.6.32, cfq" 384 32 device=hdd device-speed=20 \
+  kernel=2.6.32 elevator=cfq elevator-params=quantum=8,slice_idle=0
 
 # The lab's parameters without a device, or wrong, are refused in one
 # line.  (Under settings a suite forces, elevator= alone has a device.)
 refusals=("device=floppy" "device=usb device-params=au=3parsecs"
-          "device=hdd device-speed=0" "device=ssd nr-requests=0")
+          "device=hdd device-speed=0" "device=ssd nr-requests=0"
+          "device=hdd elevator=cfq" "device=hdd elevator=fifo"
+          "device=hdd kernel=3.16 elevator-params=quantum8=1"
+          "device=hdd kernel=3.16 elevator-params=quantum=0"
+          "device=ssd kernel=6.1 elevator=deadline elevator-params=slice_idle=3")
 [ -z "${DMCRYPT_TEST_PARAMS:-}" ] && refusals+=("elevator=deadline")
 for args in "${refusals[@]}"; do
   # shellcheck disable=SC2086

@@ -1,69 +1,21 @@
-/* The block-queue model (blkq.h): requests between barriers form an
- * epoch; the oldest epoch is the one the elevator dispatches from, the
- * newest the one bios merge into.  Each epoch indexes its requests per
- * direction by start sector (the elevator's sort order, front merges)
- * and by end sector (back merges, as Linux's request hash), in treaps,
- * and keeps them in FIFO lists (one for none, one per direction for
- * deadline).  A barrier request carries the epoch that follows it. */
+/* The block-queue model (blkq.h), its core: requests between barriers
+ * form an epoch; the oldest epoch is the one the elevator dispatches
+ * from, the newest the one bios merge into.  Each epoch indexes its
+ * requests per direction by start sector (the elevator's sort order,
+ * front merges) and by end sector (back merges, as Linux's request
+ * hash), in treaps, and keeps them in FIFO lists (one for none and
+ * cfq, one per direction for deadline).  A barrier request carries the
+ * epoch that follows it.  Allocation and waiters are rqalloc.c's, the
+ * 2.6.32 plug plug.c's, the elevators elv-deadline.c's and
+ * elv-cfq.c's. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "blkq.h"
+#include "blkq-int.h"
 
-enum { DIR_READ, DIR_WRITE, NDIRS };
-
-/* A treap node, ordered by (key, seq); seq makes every key unique. */
-struct tnode
-{
-  struct tnode *left, *right;
-  uint64_t key, seq;
-  uint32_t prio;                /* heap order: random, so depth ~ log n */
-};
-
-struct fifo
-{
-  struct request *head, *tail;
-};
-
-struct epoch
-{
-  struct tnode *by_start[NDIRS], *by_end[NDIRS];
-  struct fifo fifo[NDIRS];      /* none: every request in fifo[0] */
-  unsigned count;               /* requests (barriers not counted) */
-};
-
-struct request
-{
-  struct blkq_rq rq;            /* the caller's view */
-  struct blkq *q;               /* whose free list it returns to */
-  struct blkq_bio *bios_tail;
-  uint64_t age;                 /* FIFO order: creation, or the older
-                                   one's after a request merge */
-  struct tnode by_start, by_end;
-  struct request *prev, *next;  /* FIFO; next also links free and
-                                   barrier lists */
-  struct epoch after;           /* barriers: what was inserted after */
-};
-
-struct blkq
-{
-  struct blkq_config cfg;
-  struct epoch base;            /* before the first barrier: dispatching */
-  struct request *barrier_head, *barrier_tail;
-  unsigned queued;              /* requests waiting, barriers included */
-  uint64_t seq;                 /* requests created, for tie-breaks */
-  uint32_t rand;                /* xorshift state for treap priorities */
-  struct request *free;         /* recycled requests */
-  unsigned outstanding;         /* dispatched, not yet freed */
-  bool closed;                  /* blkq_free called: last free frees q */
-  /* deadline, as mq-deadline's struct deadline_data: */
-  int last_dir;
-  unsigned batching;            /* requests in the current batch */
-  unsigned starved;             /* read batches while writes waited */
-  uint64_t pos[NDIRS];          /* start of the last dispatched, sectors */
-};
+#define NS_PER_S 1000000000ULL
 
 /* ---- treaps ---- */
 
@@ -106,7 +58,7 @@ join (struct tnode *a, struct tnode *b)
   return b;
 }
 
-static void
+void
 tree_insert (struct tnode **root, struct tnode *n)
 {
   struct tnode **link = root;
@@ -118,7 +70,7 @@ tree_insert (struct tnode **root, struct tnode *n)
   *link = n;
 }
 
-static void
+void
 tree_remove (struct tnode **root, struct tnode *n)
 {
   struct tnode **link = root;
@@ -130,7 +82,7 @@ tree_remove (struct tnode **root, struct tnode *n)
 }
 
 /* The first node whose key is at least KEY, or NULL. */
-static struct tnode *
+struct tnode *
 tree_ceiling (struct tnode *t, uint64_t key)
 {
   struct tnode *found = NULL;
@@ -143,6 +95,46 @@ tree_ceiling (struct tnode *t, uint64_t key)
     else
       t = t->right;
   return found;
+}
+
+/* The last node ordered before (KEY, SEQ), or NULL. */
+struct tnode *
+tree_floor_before (struct tnode *t, uint64_t key, uint64_t seq)
+{
+  struct tnode *found = NULL;
+
+  while (t)
+    if (before (t, key, seq)) {
+      found = t;
+      t = t->right;
+    }
+    else
+      t = t->left;
+  return found;
+}
+
+/* The first node ordered after (KEY, SEQ), or NULL. */
+struct tnode *
+tree_after (struct tnode *t, uint64_t key, uint64_t seq)
+{
+  struct tnode *found = NULL;
+
+  while (t)
+    if (before (t, key, seq) || (t->key == key && t->seq == seq))
+      t = t->right;
+    else {
+      found = t;
+      t = t->left;
+    }
+  return found;
+}
+
+struct tnode *
+tree_first (struct tnode *t)
+{
+  while (t && t->left)
+    t = t->left;
+  return t;
 }
 
 /* ---- requests in an epoch ---- */
@@ -163,20 +155,20 @@ of_end (struct tnode *n)
     : NULL;
 }
 
-static struct request *
-of_rq (struct blkq_rq *rq)
+struct request *
+blkq_of_rq (struct blkq_rq *rq)
 {
   return (struct request *) ((char *) rq - offsetof (struct request, rq));
 }
 
-static int
-dir_of (enum dev_op op)
+int
+blkq_dir (enum dev_op op)
 {
   return op == DEV_WRITE ? DIR_WRITE : DIR_READ;
 }
 
-static bool
-is_barrier (enum dev_op op)
+bool
+blkq_is_barrier (enum dev_op op)
 {
   return op == DEV_FLUSH || op == DEV_DISCARD;
 }
@@ -184,7 +176,8 @@ is_barrier (enum dev_op op)
 static struct fifo *
 fifo_of (struct blkq *q, struct epoch *ep, const struct request *r)
 {
-  return &ep->fifo[q->cfg.elevator == BLKQ_NONE ? 0 : dir_of (r->rq.op)];
+  return &ep->fifo[q->cfg.elevator == BLKQ_DEADLINE
+                   ? blkq_dir (r->rq.op) : 0];
 }
 
 static uint64_t
@@ -225,14 +218,14 @@ static void
 index_start (struct epoch *ep, struct request *r)
 {
   r->by_start.key = r->rq.sector;
-  tree_insert (&ep->by_start[dir_of (r->rq.op)], &r->by_start);
+  tree_insert (&ep->by_start[blkq_dir (r->rq.op)], &r->by_start);
 }
 
 static void
 index_end (struct epoch *ep, struct request *r)
 {
   r->by_end.key = end_of (r);
-  tree_insert (&ep->by_end[dir_of (r->rq.op)], &r->by_end);
+  tree_insert (&ep->by_end[blkq_dir (r->rq.op)], &r->by_end);
 }
 
 static void
@@ -247,7 +240,7 @@ epoch_add (struct blkq *q, struct epoch *ep, struct request *r)
 static void
 epoch_remove (struct blkq *q, struct epoch *ep, struct request *r)
 {
-  int dir = dir_of (r->rq.op);
+  int dir = blkq_dir (r->rq.op);
 
   tree_remove (&ep->by_start[dir], &r->by_start);
   tree_remove (&ep->by_end[dir], &r->by_end);
@@ -255,10 +248,47 @@ epoch_remove (struct blkq *q, struct epoch *ep, struct request *r)
   ep->count--;
 }
 
+/* ---- time and events ---- */
+
+uint64_t
+blkq_jiffies (const struct blkq *q, uint64_t ns)
+{
+  return ns / NS_PER_S * q->cfg.hz + ns % NS_PER_S * q->cfg.hz / NS_PER_S;
+}
+
+uint64_t
+blkq_jiffy_start (const struct blkq *q, uint64_t j)
+{
+  uint64_t hz = q->cfg.hz;
+
+  return j / hz * NS_PER_S + (j % hz * NS_PER_S + hz - 1) / hz;
+}
+
+void
+blkq_emit (struct blkq *q, enum blkq_event_kind kind,
+           const struct blkq_bio *bio, unsigned count)
+{
+  struct blkq_event ev = {
+    .kind = kind, .bio = bio, .count = count, .time = q->now,
+  };
+
+  if (q->cfg.event)
+    q->cfg.event (q->cfg.event_arg, &ev);
+}
+
+/* The queue's time for a call at NOW: never earlier than before. */
+static uint64_t
+advance (struct blkq *q, uint64_t now)
+{
+  if (now > q->now)
+    q->now = now;
+  return q->now;
+}
+
 /* ---- allocation ---- */
 
-static uint32_t
-next_rand (struct blkq *q)
+uint32_t
+blkq_rand (struct blkq *q)
 {
   q->rand ^= q->rand << 13;
   q->rand ^= q->rand >> 17;
@@ -277,10 +307,12 @@ request_new (struct blkq *q, struct blkq_bio *bio, uint64_t now)
     return NULL;
   *r = (struct request) {
     .rq = { .op = bio->op, .sector = bio->sector, .nsect = bio->nsect,
-            .insert_time = now, .bios = bio, .nbios = 1 },
-    .q = q, .bios_tail = bio, .age = q->seq,
-    .by_start = { .seq = q->seq, .prio = next_rand (q) },
-    .by_end = { .seq = q->seq, .prio = next_rand (q) },
+            .insert_time = now, .bios = bio, .nbios = 1,
+            .sync = bio->sync },
+    .q = q, .bios_tail = bio, .context = bio->context, .age = q->seq,
+    .by_start = { .seq = q->seq, .prio = blkq_rand (q) },
+    .by_end = { .seq = q->seq, .prio = blkq_rand (q) },
+    .cfq_node = { .seq = q->seq, .prio = blkq_rand (q) },
   };
   q->seq++;
   bio->next = NULL;
@@ -294,6 +326,30 @@ request_put (struct request *r)
   r->q->free = r;
 }
 
+static void
+set_defaults (struct blkq_config *c)
+{
+  if (c->max_sectors == 0)
+    c->max_sectors = BLKQ_MAX_SECTORS;
+  if (c->read_expire == 0)
+    c->read_expire = BLKQ_READ_EXPIRE;
+  if (c->write_expire == 0)
+    c->write_expire = BLKQ_WRITE_EXPIRE;
+  if (c->fifo_batch == 0)
+    c->fifo_batch = BLKQ_FIFO_BATCH;
+  if (c->writes_starved == 0)
+    c->writes_starved = BLKQ_WRITES_STARVED;
+  if (c->hz == 0)
+    c->hz = BLKQ_HZ;
+  /* mq-deadline limits async requests to 3/4 of the tags
+   * (dd_depth_updated), which sets the sbitmap's min_shallow_depth. */
+  if (c->wake_batch == 0)
+    c->wake_batch = blkq_wake_batch (c->nr_requests,
+                                     c->elevator == BLKQ_DEADLINE
+                                     ? (c->nr_requests * 3 / 4 ?: 1)
+                                     : UINT32_MAX);
+}
+
 struct blkq *
 blkq_new (const struct blkq_config *cfg)
 {
@@ -305,22 +361,15 @@ blkq_new (const struct blkq_config *cfg)
   }
   if ((q = calloc (1, sizeof *q)) == NULL)
     return NULL;
-  /* One request in reserve: a failed allocation then means requests
-   * are queued or out at the device, and one will come back. */
-  if ((q->free = calloc (1, sizeof *q->free)) == NULL) {
+  q->cfg = *cfg;
+  set_defaults (&q->cfg);
+  q->rand = 2463534242u;        /* fixed: runs are reproducible */
+  rqalloc_init (q);
+  plug_init (q);
+  if (q->cfg.elevator == BLKQ_CFQ && cfq_init (q) == -1) {
     free (q);
     return NULL;
   }
-  q->cfg = *cfg;
-  if (q->cfg.max_sectors == 0)
-    q->cfg.max_sectors = BLKQ_MAX_SECTORS;
-  if (q->cfg.read_expire == 0)
-    q->cfg.read_expire = BLKQ_READ_EXPIRE;
-  if (q->cfg.write_expire == 0)
-    q->cfg.write_expire = BLKQ_WRITE_EXPIRE;
-  if (q->cfg.fifo_batch == 0)
-    q->cfg.fifo_batch = BLKQ_FIFO_BATCH;
-  q->rand = 2463534242u;        /* fixed: runs are reproducible */
   return q;
 }
 
@@ -342,29 +391,18 @@ blkq_free (struct blkq *q)
 
   if (q == NULL)
     return;
+  q->plug.plugged = false;
+  q->draining = true;
   while ((rq = blkq_next (q, UINT64_MAX)) != NULL) {
     q->outstanding--;
-    free (of_rq (rq));
+    free (blkq_of_rq (rq));
   }
   free_list (q->free);
   q->free = NULL;
+  rqalloc_destroy (q);
+  if (q->cfq)
+    cfq_exit (q);
   q->closed = true;
-  if (q->outstanding == 0)
-    free (q);
-}
-
-void
-blkq_rq_free (struct blkq_rq *rq)
-{
-  struct request *r = of_rq (rq);
-  struct blkq *q = r->q;
-
-  q->outstanding--;
-  if (!q->closed) {
-    request_put (r);
-    return;
-  }
-  free (r);
   if (q->outstanding == 0)
     free (q);
 }
@@ -375,6 +413,18 @@ blkq_queued (const struct blkq *q)
   return q->queued;
 }
 
+unsigned
+blkq_allocated (const struct blkq *q)
+{
+  return rqalloc_count (q);
+}
+
+bool
+blkq_plugged (const struct blkq *q)
+{
+  return q->plug.plugged;
+}
+
 /* ---- merging ---- */
 
 /* Where bios go: the epoch after the last barrier. */
@@ -382,6 +432,14 @@ static struct epoch *
 newest_epoch (struct blkq *q)
 {
   return q->barrier_tail ? &q->barrier_tail->after : &q->base;
+}
+
+/* Whether requests of EP are the elevator's (CFQ holds only those of
+ * the dispatching epoch). */
+static bool
+cfq_holds (const struct blkq *q, const struct epoch *ep)
+{
+  return q->cfq && ep == &q->base;
 }
 
 static bool
@@ -405,15 +463,18 @@ find_at (struct epoch *ep, int dir, bool by_end, uint64_t sector)
 
 /* A, ending where B starts, absorbs B, and takes B's place in the FIFO
  * and its insert time when B is older (mq-deadline's
- * dd_merged_requests). */
+ * dd_merged_requests, cfq_merged_requests).  B's allocation ends at
+ * once: it never reaches the device. */
 static void
 merge_requests (struct blkq *q, struct epoch *ep, struct request *a,
                 struct request *b)
 {
   struct fifo *f = fifo_of (q, ep, a);
 
+  if (cfq_holds (q, ep))
+    cfq_requests_merged (q, a, b);
   epoch_remove (q, ep, b);
-  tree_remove (&ep->by_end[dir_of (a->rq.op)], &a->by_end);
+  tree_remove (&ep->by_end[blkq_dir (a->rq.op)], &a->by_end);
   a->bios_tail->next = b->rq.bios;
   a->bios_tail = b->bios_tail;
   a->rq.nsect += b->rq.nsect;
@@ -429,13 +490,14 @@ merge_requests (struct blkq *q, struct epoch *ep, struct request *a,
   }
   q->queued--;
   request_put (b);
+  rqalloc_put (q, b->rq.sync, q->now);
 }
 
 static struct request *
 back_merge (struct blkq *q, struct epoch *ep, struct request *r,
             struct blkq_bio *bio)
 {
-  int dir = dir_of (r->rq.op);
+  int dir = blkq_dir (r->rq.op);
   struct request *next;
 
   tree_remove (&ep->by_end[dir], &r->by_end);
@@ -455,7 +517,7 @@ static struct request *
 front_merge (struct blkq *q, struct epoch *ep, struct request *r,
              struct blkq_bio *bio)
 {
-  int dir = dir_of (r->rq.op);
+  int dir = blkq_dir (r->rq.op);
   struct request *prev;
 
   tree_remove (&ep->by_start[dir], &r->by_start);
@@ -465,6 +527,8 @@ front_merge (struct blkq *q, struct epoch *ep, struct request *r,
   r->rq.nsect += bio->nsect;
   r->rq.nbios++;
   index_start (ep, r);
+  if (cfq_holds (q, ep))
+    cfq_front_merged (q, r);
   prev = find_at (ep, dir, true, r->rq.sector);
   if (prev && fits (q, prev, r->rq.nsect)) {
     merge_requests (q, ep, prev, r);
@@ -474,94 +538,168 @@ front_merge (struct blkq *q, struct epoch *ep, struct request *r,
 }
 
 /* A request BIO merged into, or NULL.  Only the newest epoch: a bio
- * never joins a request queued before a barrier it came after. */
+ * never joins a request queued before a barrier it came after.  Under
+ * CFQ a bio merges only into a request of its own queue
+ * (cfq_allow_merge): its context's for sync bios, the shared async
+ * queue's for the others; never a sync bio into an async request. */
 static struct request *
 bio_merge (struct blkq *q, struct blkq_bio *bio)
 {
   struct epoch *ep = newest_epoch (q);
-  int dir = dir_of (bio->op);
+  int dir = blkq_dir (bio->op);
   struct request *r;
 
-  if (is_barrier (bio->op) || bio->nsect == 0)
+  if (blkq_is_barrier (bio->op) || bio->nsect == 0)
     return NULL;
   r = find_at (ep, dir, true, bio->sector);
-  if (r && fits (q, r, bio->nsect))
+  if (r && fits (q, r, bio->nsect) && (!q->cfq || r->rq.sync == bio->sync)
+      && (!q->cfq || !bio->sync || r->context == bio->context))
     return back_merge (q, ep, r, bio);
   r = find_at (ep, dir, false, bio->sector + bio->nsect);
-  if (r && fits (q, r, bio->nsect))
+  if (r && fits (q, r, bio->nsect) && (!q->cfq || r->rq.sync == bio->sync)
+      && (!q->cfq || !bio->sync || r->context == bio->context))
     return front_merge (q, ep, r, bio);
   return NULL;
 }
 
-enum blkq_result
-blkq_insert (struct blkq *q, struct blkq_bio *bio, uint64_t now,
-             struct blkq_rq **rq)
-{
-  struct request *r = bio_merge (q, bio);
+/* ---- insertion ---- */
 
-  if (r) {
-    *rq = &r->rq;
-    return BLKQ_MERGED;
-  }
-  if (q->queued >= q->cfg.nr_requests
-      || (r = request_new (q, bio, now)) == NULL)
-    return BLKQ_FULL;
-  if (is_barrier (bio->op)) {
+/* A request for BIO, allocated at the queue's time: queued as the
+ * kernel's __make_request queues it (G, the plug, I, the unplug at
+ * unplug_thresh). */
+struct request *
+blkq_add_new (struct blkq *q, struct blkq_bio *bio)
+{
+  struct request *r = request_new (q, bio, q->now);
+
+  if (r == NULL)
+    abort ();                   /* out of memory: nothing sane to do */
+  blkq_emit (q, BLKQ_EV_GETRQ, bio, 0);
+  plug_before_add (q, q->now);
+  if (blkq_is_barrier (bio->op)) {
     if (q->barrier_tail)
       q->barrier_tail->next = r;
     else
       q->barrier_head = r;
     q->barrier_tail = r;
   }
-  else
+  else {
     epoch_add (q, newest_epoch (q), r);
+    if (cfq_holds (q, newest_epoch (q)))
+      cfq_add (q, r, q->now);
+  }
   q->queued++;
-  *rq = &r->rq;
+  blkq_emit (q, BLKQ_EV_INSERT, bio, 0);
+  plug_after_add (q, q->now);
+  return r;
+}
+
+enum blkq_result
+blkq_insert (struct blkq *q, struct blkq_bio *bio, uint64_t now,
+             struct blkq_rq **rq)
+{
+  struct request *r;
+
+  now = advance (q, now);
+  if ((r = bio_merge (q, bio)) != NULL) {
+    blkq_emit (q, BLKQ_EV_MERGE, bio, 0);
+    *rq = &r->rq;
+    return BLKQ_MERGED;
+  }
+  if (!rqalloc_get (q, bio, now))
+    return BLKQ_FULL;
+  *rq = &blkq_add_new (q, bio)->rq;
   return BLKQ_INSERTED;
+}
+
+void
+blkq_wait (struct blkq *q, struct blkq_waiter *w, struct blkq_bio *bio,
+           uint64_t now)
+{
+  now = advance (q, now);
+  w->bio = bio;
+  w->rq = NULL;
+  w->granted = false;
+  blkq_emit (q, BLKQ_EV_SLEEP, bio, 0);
+  /* get_request_wait (2.6.32) unplugs before io_schedule. */
+  plug_remove (q, now);
+  rqalloc_wait (q, w, now);
+}
+
+struct blkq_waiter *
+blkq_woken (struct blkq *q)
+{
+  struct waitq *g = &q->alloc.granted;
+  struct blkq_waiter *w = g->head;
+
+  if (w) {
+    g->head = w->next;
+    if (g->head == NULL)
+      g->tail = NULL;
+    w->next = NULL;
+  }
+  return w;
+}
+
+void
+blkq_unplug (struct blkq *q, uint64_t now)
+{
+  plug_remove (q, advance (q, now));
+}
+
+uint64_t
+blkq_next_timer (const struct blkq *q)
+{
+  uint64_t t = q->plug.timer, c = q->cfq ? cfq_next_timer (q) : UINT64_MAX;
+
+  return c < t ? c : t;
+}
+
+void
+blkq_run_timers (struct blkq *q, uint64_t now)
+{
+  uint64_t t;
+
+  advance (q, now);
+  while ((t = blkq_next_timer (q)) <= now) {
+    if (t == q->plug.timer)
+      plug_run_timer (q, t);
+    else
+      cfq_run_timer (q, t);
+  }
 }
 
 /* ---- dispatch ---- */
 
+/* The barrier at the head goes; what waited behind it becomes the
+ * dispatching epoch (CFQ takes its requests in their FIFO order). */
 static struct request *
-first_from (struct epoch *ep, int dir, uint64_t pos)
+next_barrier (struct blkq *q)
 {
-  return of_start (tree_ceiling (ep->by_start[dir], pos));
-}
+  struct request *r = q->barrier_head, *n;
 
-static bool
-expired (const struct blkq *q, const struct request *r, uint64_t now)
-{
-  uint64_t expire = dir_of (r->rq.op) == DIR_READ
-    ? q->cfg.read_expire : q->cfg.write_expire;
-
-  return now >= r->rq.insert_time && now - r->rq.insert_time >= expire;
-}
-
-/* mq-deadline's __dd_dispatch_request, for the requests of EP. */
-static struct request *
-deadline_pick (struct blkq *q, struct epoch *ep, uint64_t now)
-{
-  struct request *r = first_from (ep, q->last_dir, q->pos[q->last_dir]);
-  int dir;
-
-  if (r && q->batching < q->cfg.fifo_batch) {
-    q->batching++;
-    return r;
-  }
-  /* A new batch: reads, unless writes sat through enough read batches. */
-  dir = DIR_WRITE;
-  if (ep->fifo[DIR_READ].head
-      && !(ep->fifo[DIR_WRITE].head
-           && q->starved++ >= BLKQ_WRITES_STARVED))
-    dir = DIR_READ;
-  if (dir == DIR_WRITE)
-    q->starved = 0;
-  r = first_from (ep, dir, q->pos[dir]);
-  if (r == NULL || expired (q, ep->fifo[dir].head, now))
-    r = ep->fifo[dir].head;
-  q->last_dir = dir;
-  q->batching = 1;
+  q->barrier_head = r->next;
+  if (q->barrier_head == NULL)
+    q->barrier_tail = NULL;
+  q->base = r->after;
+  if (q->cfq)
+    for (n = q->base.fifo[0].head; n; n = n->next)
+      cfq_add (q, n, q->now);
   return r;
+}
+
+static struct request *
+elevator_pick (struct blkq *q, uint64_t now)
+{
+  switch (q->cfg.elevator) {
+  case BLKQ_DEADLINE:
+    return deadline_pick (q, &q->base, now);
+  case BLKQ_CFQ:
+    /* A barrier waits: drain (elv_drain_elevator's forced dispatch). */
+    return cfq_pick (q, now, q->barrier_head != NULL || q->draining);
+  default:
+    return q->base.fifo[0].head;
+  }
 }
 
 struct blkq_rq *
@@ -569,24 +707,52 @@ blkq_next (struct blkq *q, uint64_t now)
 {
   struct request *r;
 
+  now = advance (q, now);
+  if (q->plug.plugged)
+    return NULL;
   if (q->base.count > 0) {
-    if (q->cfg.elevator == BLKQ_DEADLINE) {
-      r = deadline_pick (q, &q->base, now);
-      q->pos[dir_of (r->rq.op)] = r->rq.sector;
-    }
-    else
-      r = q->base.fifo[0].head;
+    if ((r = elevator_pick (q, now)) == NULL)
+      return NULL;
     epoch_remove (q, &q->base, r);
   }
-  else if ((r = q->barrier_head) != NULL) {
-    q->barrier_head = r->next;
-    if (q->barrier_head == NULL)
-      q->barrier_tail = NULL;
-    q->base = r->after;         /* what waited behind it may go now */
-  }
+  else if (q->barrier_head)
+    r = next_barrier (q);
   else
     return NULL;
   q->queued--;
   q->outstanding++;
+  r->rq.ready_time = r->rq.insert_time > q->release ? r->rq.insert_time
+    : q->release;
   return &r->rq;
+}
+
+void
+blkq_done (struct blkq *q, struct blkq_rq *rq, uint64_t now)
+{
+  struct request *r = blkq_of_rq (rq);
+  bool sync = rq->sync;
+
+  q->outstanding--;
+  if (q->closed) {
+    free (r);
+    if (q->outstanding == 0)
+      free (q);
+    return;
+  }
+  now = advance (q, now);
+  if (q->cfq && r->cfqq) {
+    cfq_completed (q, r, now);
+    if (now > q->release)
+      q->release = now;
+  }
+  request_put (r);
+  rqalloc_put (q, sync, now);
+}
+
+void
+blkq_rq_free (struct blkq_rq *rq)
+{
+  struct blkq *q = blkq_of_rq (rq)->q;
+
+  blkq_done (q, rq, q->now);
 }

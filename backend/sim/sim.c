@@ -1,8 +1,10 @@
 /* The simulated device (sim.h), its submission side: the model's
  * clock, the trace events, and the bios entering the block queue.
  * Submitters (the engine's write-out stage, request threads reading)
- * wait while the queue is full, as the kernel's submitters wait for a
- * free request.  simdev.c is the device side. */
+ * sleep while no request is free, as the kernel's submitters wait for
+ * a free request, each on its own condition: the queue decides whom a
+ * completion wakes (blkq_woken), first come, first served.  simdev.c
+ * is the device side. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -36,6 +38,54 @@ sim_event (struct sim *s, char action, enum dev_op op, uint64_t sector,
 {
   if (s->self->trace)
     trace_event (s->self->trace, action, sim_rwbs (op), sector, nsect, err);
+}
+
+/* blkparse's rwbs of a bio: "WS" for a sync write, as blktrace marks
+ * REQ_SYNC. */
+static const char *
+bio_rwbs (const struct blkq_bio *bio)
+{
+  if (bio->op == DEV_WRITE && bio->sync)
+    return "WS";
+  return sim_rwbs (bio->op);
+}
+
+void
+sim_blkq_event (void *arg, const struct blkq_event *ev)
+{
+  static const char *const plug_actions[] = {
+    [BLKQ_EV_PLUG] = "P", [BLKQ_EV_UNPLUG] = "U",
+    [BLKQ_EV_UNPLUG_TIMER] = "UT",
+  };
+  static const char bio_actions[] = {
+    [BLKQ_EV_GETRQ] = 'G', [BLKQ_EV_SLEEP] = 'S',
+    [BLKQ_EV_INSERT] = 'I', [BLKQ_EV_MERGE] = 'M',
+  };
+  struct sim *s = arg;
+  const struct sim_bio *sb;
+  struct trace_who who = { -1, NULL };
+
+  if (ev->kind == BLKQ_EV_MERGE)
+    s->st.merges++;
+  if (ev->kind == BLKQ_EV_SLEEP)
+    s->st.sleeps++;
+  if (ev->kind == BLKQ_EV_UNPLUG_TIMER)
+    s->st.timer_unplugs++;
+  if (s->self->trace == NULL)
+    return;
+  if (ev->bio == NULL) {
+    /* A timer's unplug runs in kblockd's work (blk_unplug_work). */
+    if (ev->kind == BLKQ_EV_UNPLUG_TIMER || !s->unplugger)
+      who.name = "kblockd";
+    else
+      who = *s->unplugger;
+    trace_plug (s->self->trace, plug_actions[ev->kind], ev->count, &who);
+    return;
+  }
+  sb = ev->bio->opaque;
+  who = (struct trace_who) { sb->who.cpu, sb->who.name };
+  trace_event_by (s->self->trace, bio_actions[ev->kind], bio_rwbs (ev->bio),
+                  ev->bio->sector, ev->bio->nsect, 0, &who);
 }
 
 /* ---- The model's clock ---- */
@@ -77,21 +127,53 @@ backend_sim_clock (void *arg)
 
 /* ---- Submission ---- */
 
-/* Under the lock: queues SB, waiting while the queue is full. */
+void
+sim_wake_granted_locked (struct sim *s)
+{
+  struct blkq_waiter *w;
+  bool any = false;
+
+  while ((w = blkq_woken (s->q)) != NULL) {
+    pthread_cond_signal (w->opaque);
+    any = true;
+  }
+  if (any)
+    pthread_cond_signal (&s->work);
+}
+
+/* Under the lock: SB's submitter sleeps until a completion hands it a
+ * request (the queue inserts SB then). */
+static void
+sleep_for_request_locked (struct sim *s, struct sim_bio *sb)
+{
+  struct blkq_waiter w = { .next = NULL };
+  pthread_cond_t cond;
+
+  pthread_cond_init (&cond, NULL);
+  w.opaque = &cond;
+  blkq_wait (s->q, &w, &sb->bio, sim_now (s));
+  pthread_cond_signal (&s->work);       /* 2.6.32 unplugged */
+  while (!w.granted)
+    pthread_cond_wait (&cond, &s->lock);
+  pthread_cond_destroy (&cond);
+}
+
+/* Under the lock: queues SB, sleeping while no request is free. */
 static void
 insert_locked (struct sim *s, struct sim_bio *sb)
 {
   struct blkq_rq *rq;
-  enum blkq_result r;
+  const struct trace_who *was = s->unplugger;
+  struct trace_who who = { sb->who.cpu, sb->who.name };
 
-  while ((r = blkq_insert (s->q, &sb->bio, sim_now (s), &rq)) == BLKQ_FULL)
-    pthread_cond_wait (&s->space, &s->lock);
-  if (r == BLKQ_MERGED)
-    s->st.merges++;
+  s->unplugger = &who;
+  if (blkq_insert (s->q, &sb->bio, sim_now (s), &rq) == BLKQ_FULL)
+    sleep_for_request_locked (s, sb);
+  s->unplugger = was;
   if (blkq_queued (s->q) > s->st.queue_max)
     s->st.queue_max = blkq_queued (s->q);
-  sim_event (s, r == BLKQ_MERGED ? 'M' : 'I', sb->bio.op, sb->bio.sector,
-             sb->bio.nsect, 0);
+  /* A merge may have freed a request for a sleeper. */
+  sim_wake_granted_locked (s);
   pthread_cond_signal (&s->work);
 }
 
@@ -150,11 +232,24 @@ split_locked (struct sim *s, struct sim_bio *sb)
   return true;
 }
 
+/* The bio's submitter, and whether the block layer counts it sync
+ * (reads and flushes: REQ_SYNC). */
+static void
+who_submits (struct sim_bio *sb)
+{
+  sb->who = backend_submitter ();
+  if (sb->who.cpu < 0)
+    sb->who.cpu = (int) backend_submitter_cpu ();
+  sb->bio.context = sb->who.context;
+  sb->bio.sync = sb->bio.op == DEV_READ || sb->bio.op == DEV_FLUSH;
+}
+
 static void
 submit_locked (struct sim *s, struct sim_bio *sb)
 {
   sb->bio.opaque = sb;
   sb->bio.next = NULL;
+  who_submits (sb);
   if (!split_locked (s, sb))
     insert_locked (s, sb);
 }
@@ -164,6 +259,30 @@ sim_submit (struct sim *s, struct sim_bio *sb)
 {
   pthread_mutex_lock (&s->lock);
   submit_locked (s, sb);
+  pthread_mutex_unlock (&s->lock);
+}
+
+static void
+unplug_locked (struct sim *s, const struct backend_submitter *by)
+{
+  struct trace_who who = { by->cpu, by->name };
+  const struct trace_who *was = s->unplugger;
+
+  s->unplugger = &who;
+  blkq_unplug (s->q, sim_now (s));
+  s->unplugger = was;
+  pthread_cond_signal (&s->work);
+}
+
+void
+sim_unplug (struct sim *s)
+{
+  struct backend_submitter by = backend_submitter ();
+
+  if (by.cpu < 0)
+    by.cpu = (int) backend_submitter_cpu ();
+  pthread_mutex_lock (&s->lock);
+  unplug_locked (s, &by);
   pthread_mutex_unlock (&s->lock);
 }
 
@@ -194,6 +313,9 @@ sim_io (struct sim *s, enum dev_op op, void *rbuf, const void *wbuf,
   sb.opaque = &sb;
   pthread_mutex_lock (&s->lock);
   submit_locked (s, &sb);
+  /* Its caller sleeps on it: a plugged queue lets it go (2.6.32's
+   * sync_page, blk_unplug). */
+  unplug_locked (s, &sb.who);
   while (!sb.finished)
     pthread_cond_wait (&s->synced, &s->lock);
   pthread_mutex_unlock (&s->lock);

@@ -23,6 +23,9 @@ struct sim_config
   unsigned nr_requests;         /* 0: Linux's default for the elevator */
   const char *elevator;         /* "none", "deadline" or "cfq"; NULL: the
                                    block layer's default */
+  const char *elevator_params;  /* "key=value,...": the elevator's
+                                   tunables by their sysfs names; NULL:
+                                   none */
   /* The kernel series whose block layer is modelled: NULL (today's
    * blk-mq, as before kernel= existed), "2.6.32", "3.16", "4.0" (the
    * single request queue: request lists, plugging, CFQ) or "6.1"
@@ -61,6 +64,8 @@ struct sim_stats
   uint64_t late_ns;             /* completions later than the model said,
                                    summed: the host was the limit */
   unsigned queue_max;           /* requests waiting in the queue, most */
+  uint64_t sleeps;              /* submitters that slept for a request */
+  uint64_t timer_unplugs;       /* plugs ended by the unplug timer */
 };
 
 /* B must be a backend made by backend_sim_wrap; false otherwise. */

@@ -9,26 +9,7 @@
 #include "../../common/log.h"
 #include "simint.h"
 
-/* mq-deadline's defaults; blk-mq's nr_requests (block/blk-mq.c). */
-#define READ_EXPIRE_NS  500000000ULL
-#define WRITE_EXPIRE_NS 5000000000ULL
-#define FIFO_BATCH      16
 #define MAX_NR_REQUESTS 65536
-
-static int
-parse_elevator (const char *name, enum blkq_elevator *e)
-{
-  if (name == NULL || strcmp (name, "none") == 0)
-    *e = BLKQ_NONE;
-  else if (strcmp (name, "deadline") == 0)
-    *e = BLKQ_DEADLINE;
-  else {
-    nbdkit_error ("elevator: unknown elevator '%s' (expected none or "
-                  "deadline)", name);
-    return -1;
-  }
-  return 0;
-}
 
 /* The model's parameters, the user's over the defaults: a new array
  * (free it), or NULL after nbdkit_error. */
@@ -57,7 +38,7 @@ int
 sim_check_config (const struct sim_config *cfg)
 {
   const struct device_model *m = device_model_find (cfg->device);
-  enum blkq_elevator el;
+  struct blkq_config qc;
   double *v;
 
   if (m == NULL) {
@@ -65,7 +46,7 @@ sim_check_config (const struct sim_config *cfg)
                   cfg->device, device_model_names ());
     return -1;
   }
-  if (parse_elevator (cfg->elevator, &el) == -1)
+  if (sim_block_config (cfg, m, &qc) == -1)
     return -1;
   if (cfg->nr_requests > MAX_NR_REQUESTS) {
     nbdkit_error ("nr-requests: at most %d", MAX_NR_REQUESTS);
@@ -110,6 +91,12 @@ sim_discard (struct backend *b, uint64_t count, uint64_t offset)
   return sim_io (sim_of (b), DEV_DISCARD, NULL, NULL, count, offset);
 }
 
+static void
+sim_unplug_op (struct backend *b)
+{
+  sim_unplug (sim_of (b));
+}
+
 /* The bio goes before its caller hears of it: the caller may free BUF
  * or the whole request at once. */
 static void
@@ -123,9 +110,11 @@ async_done (void *opaque, int err)
   done (user, err);
 }
 
+/* An asynchronous IO of OP: DONE (OPAQUE, err) once it completed. */
 static void
-sim_submit_write (struct backend *b, const void *buf, size_t count,
-                  uint64_t offset, backend_done_fn done, void *opaque)
+submit_async (struct backend *b, enum dev_op op, void *rbuf,
+              const void *wbuf, size_t count, uint64_t offset,
+              backend_done_fn done, void *opaque)
 {
   struct sim_bio *sb = calloc (1, sizeof *sb);
 
@@ -133,16 +122,31 @@ sim_submit_write (struct backend *b, const void *buf, size_t count,
     done (opaque, ENOMEM);
     return;
   }
-  sb->bio.op = DEV_WRITE;
+  sb->bio.op = op;
   sb->bio.sector = offset / 512;
   sb->bio.nsect = count / 512;
   sb->sim = sim_of (b);
-  sb->wbuf = buf;
+  sb->rbuf = rbuf;
+  sb->wbuf = wbuf;
   sb->done = async_done;
   sb->opaque = sb;
   sb->user_done = done;
   sb->user_opaque = opaque;
   sim_submit (sb->sim, sb);
+}
+
+static void
+sim_submit_write (struct backend *b, const void *buf, size_t count,
+                  uint64_t offset, backend_done_fn done, void *opaque)
+{
+  submit_async (b, DEV_WRITE, NULL, buf, count, offset, done, opaque);
+}
+
+static void
+sim_submit_read (struct backend *b, void *buf, size_t count,
+                 uint64_t offset, backend_done_fn done, void *opaque)
+{
+  submit_async (b, DEV_READ, buf, NULL, count, offset, done, opaque);
 }
 
 static void
@@ -154,7 +158,6 @@ sim_free (struct sim *s)
     blkq_free (s->q);
   free (s->heap);
   free (s->jobs);
-  pthread_cond_destroy (&s->space);
   pthread_cond_destroy (&s->work);
   pthread_cond_destroy (&s->due);
   pthread_cond_destroy (&s->synced);
@@ -188,6 +191,8 @@ static const struct backend_ops sim_ops = {
   .discard = sim_discard,
   .close = sim_close,
   .submit_write = sim_submit_write,
+  .submit_read = sim_submit_read,
+  .unplug = sim_unplug_op,
   .traces_itself = true,
 };
 
@@ -213,23 +218,31 @@ backend_sim_stats (struct backend *b, struct sim_stats *st)
 static int
 make_queue (struct sim *s, const struct sim_config *cfg)
 {
-  struct blkq_config qc = {
-    .max_sectors = s->max_sectors, .read_expire = READ_EXPIRE_NS,
-    .write_expire = WRITE_EXPIRE_NS, .fifo_batch = FIFO_BATCH,
-  };
+  struct blkq_config qc;
 
-  if (parse_elevator (cfg->elevator, &qc.elevator) == -1)
+  if (sim_block_config (cfg, s->model, &qc) == -1)
     return -1;
-  /* blk-mq: without an elevator the queue is as deep as the device,
-   * with one twice the device's depth, capped at 128 per queue. */
-  qc.nr_requests = cfg->nr_requests ? cfg->nr_requests
-    : qc.elevator == BLKQ_NONE ? s->tags
-    : 2 * (s->tags < 128 ? s->tags : 128);
+  qc.max_sectors = s->max_sectors;
+  qc.event = sim_blkq_event;
+  qc.event_arg = s;
   if ((s->q = blkq_new (&qc)) == NULL) {
     nbdkit_error ("device model: %m");
     return -1;
   }
   return 0;
+}
+
+/* Conditions waited on with a deadline run on CLOCK_MONOTONIC, the
+ * model clock's base. */
+static void
+cond_init_monotonic (pthread_cond_t *c)
+{
+  pthread_condattr_t ca;
+
+  pthread_condattr_init (&ca);
+  pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+  pthread_cond_init (c, &ca);
+  pthread_condattr_destroy (&ca);
 }
 
 static struct sim *
@@ -244,17 +257,10 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
     return NULL;
   }
   pthread_mutex_init (&s->lock, NULL);
-  pthread_cond_init (&s->space, NULL);
-  pthread_cond_init (&s->work, NULL);
+  cond_init_monotonic (&s->work);
   pthread_cond_init (&s->synced, NULL);
   pthread_cond_init (&s->io, NULL);
-  {
-    pthread_condattr_t ca;
-    pthread_condattr_init (&ca);
-    pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
-    pthread_cond_init (&s->due, &ca);
-    pthread_condattr_destroy (&ca);
-  }
+  cond_init_monotonic (&s->due);
   s->lower = lower;
   s->model = device_model_find (cfg->device);
   s->tags = s->model->queue_depth;

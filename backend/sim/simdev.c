@@ -82,7 +82,7 @@ heap_pop (struct sim *s)
 static uint64_t
 device_start (const struct sim *s, const struct blkq_rq *rq, uint64_t now)
 {
-  uint64_t start = rq->insert_time > s->freed_at ? rq->insert_time
+  uint64_t start = rq->ready_time > s->freed_at ? rq->ready_time
     : s->freed_at;
 
   return start < now ? start : now;
@@ -115,8 +115,29 @@ dispatch_one_locked (struct sim *s)
     in.done_at = now;
   s->jobs[(s->job_head + s->njobs++) % s->tags] = in;
   pthread_cond_signal (&s->io);
-  pthread_cond_broadcast (&s->space);
   return true;
+}
+
+/* Under the lock: sleeps until there may be work, or until the queue's
+ * next timer (the plug's, CFQ's idle timer), which it then fires at
+ * the timer's own model time, as the kernel's timer interrupt would:
+ * an absolute deadline on the model's clock, never one slept late. */
+static void
+wait_work_locked (struct sim *s)
+{
+  uint64_t timer = blkq_next_timer (s->q);
+  struct timespec at;
+
+  if (timer == UINT64_MAX) {
+    pthread_cond_wait (&s->work, &s->lock);
+    return;
+  }
+  if (sim_now (s) < timer) {
+    at = sim_wall_at (s, timer);
+    pthread_cond_timedwait (&s->work, &s->lock, &at);
+  }
+  if (sim_now (s) >= timer)
+    blkq_run_timers (s->q, timer);
 }
 
 static void *
@@ -130,7 +151,9 @@ dispatcher_main (void *arg)
       continue;
     if (s->stopping && blkq_queued (s->q) == 0)
       break;
-    pthread_cond_wait (&s->work, &s->lock);
+    if (s->stopping)            /* nothing more comes: nothing to plug */
+      blkq_unplug (s->q, sim_now (s));
+    wait_work_locked (s);
   }
   s->dispatcher_done = true;
   pthread_cond_broadcast (&s->io);
@@ -181,10 +204,12 @@ io_main (void *arg)
 
 /* Unlocked: the bios of a completed request are done; each may free
  * itself (or wake its waiter) in DONE, so nothing is read after it.
- * The request itself goes back to the queue under the lock: the queue
- * is not thread-safe. */
+ * The request itself goes back to the queue under the lock, at its
+ * completion's model time DONE_AT: the queue is not thread-safe.  Its
+ * allocation ends there (__blk_put_request), which may hand a request
+ * to a sleeping submitter, and may let the elevator dispatch again. */
 static void
-complete_bios (struct sim *s, struct blkq_rq *rq)
+complete_bios (struct sim *s, struct blkq_rq *rq, uint64_t done_at)
 {
   struct blkq_bio *bio = rq->bios, *next;
   struct sim_bio *sb;
@@ -196,7 +221,10 @@ complete_bios (struct sim *s, struct blkq_rq *rq)
     sb->done (sb->opaque, sb->err);
   }
   pthread_mutex_lock (&s->lock);
-  blkq_rq_free (rq);
+  blkq_done (s->q, rq, done_at);
+  sim_wake_granted_locked (s);
+  while (dispatch_one_locked (s))
+    ;
   pthread_mutex_unlock (&s->lock);
 }
 
@@ -243,7 +271,7 @@ completer_main (void *arg)
     dispatch_one_locked (s);
     pthread_cond_signal (&s->work);
     pthread_mutex_unlock (&s->lock);
-    complete_bios (s, in.rq);
+    complete_bios (s, in.rq, in.done_at);
     pthread_mutex_lock (&s->lock);
   }
   pthread_mutex_unlock (&s->lock);

@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "../backend.h"
+#include "../submitter.h"
+#include "../trace.h"
 #include "blkq.h"
 #include "model.h"
 #include "sim.h"
@@ -32,6 +34,8 @@ struct sim_bio
   bool finished;                /* a synchronous IO's: under the lock */
   struct sim_bio *pieces;       /* a bio split at max_sectors: its parts */
   unsigned pending;             /* ...not complete yet */
+  struct backend_submitter who; /* the thread that submitted it: its
+                                   io_context, CPU and name */
 };
 
 /* A request the device is working on. */
@@ -53,7 +57,6 @@ struct sim
   double speed;                 /* model ns per wall ns */
   struct timespec start;        /* CLOCK_MONOTONIC at model time 0 */
   pthread_mutex_t lock;
-  pthread_cond_t space;         /* the queue has room */
   pthread_cond_t work;          /* a request or a tag to dispatch with */
   pthread_cond_t due;           /* a request was filed under its time */
   pthread_cond_t synced;        /* a synchronous IO finished */
@@ -72,6 +75,9 @@ struct sim
                                                  SIM_IO_THREADS_MAX) */
   unsigned nio, io_running;
   struct sim_stats st;
+  /* Whom P and U events name: the submitter inserting or unplugging,
+   * under the lock; NULL: kblockd. */
+  const struct trace_who *unplugger;
 };
 
 uint64_t sim_now (const struct sim *s);
@@ -82,12 +88,23 @@ const char *sim_rwbs (enum dev_op op);
  * clock). */
 void sim_event (struct sim *s, char action, enum dev_op op, uint64_t sector,
                 uint32_t nsect, int err);
-/* Queues SB (waiting while the queue is full); SB->done runs later. */
+/* Queues SB (waiting while no request is free); SB->done runs later. */
 void sim_submit (struct sim *s, struct sim_bio *sb);
+/* The calling thread is about to sleep on its IO: blkq_unplug. */
+void sim_unplug (struct sim *s);
+/* Under the lock: wakes the submitters whose bios the queue made
+ * requests (blkq_woken), and the dispatcher. */
+void sim_wake_granted_locked (struct sim *s);
+/* blkq's events into the trace (struct blkq_config's event). */
+void sim_blkq_event (void *arg, const struct blkq_event *ev);
 /* A synchronous IO through queue and device.  Returns 0 or -1 with
  * errno. */
 int sim_io (struct sim *s, enum dev_op op, void *rbuf, const void *wbuf,
             size_t count, uint64_t offset);
+/* blkconf.c: the block layer CFG asks for over device model M.
+ * Returns 0, or -1 after one nbdkit_error naming the parameter. */
+int sim_block_config (const struct sim_config *cfg,
+                      const struct device_model *m, struct blkq_config *qc);
 /* simdev.c: the dispatcher, the IO threads and the completer. */
 int sim_start_threads (struct sim *s);
 void sim_stop_threads (struct sim *s);

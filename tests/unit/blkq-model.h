@@ -39,6 +39,8 @@ struct model
   enum blkq_elevator elevator;
   struct mreq m[RAND_NR];
   unsigned n;
+  unsigned held;                /* dispatched, not yet freed: they still
+                                   count against nr_requests */
   uint64_t seq;
   unsigned epochs_in, epochs_out;       /* barriers inserted, dispatched */
   int last_dir;
@@ -135,7 +137,7 @@ minsert (struct model *md, const struct blkq_bio *bio, uint64_t now,
       return BLKQ_MERGED;
     }
   }
-  if (md->n == RAND_NR) {
+  if (md->n + md->held == RAND_NR) {
     md->fulls++;
     return BLKQ_FULL;
   }
@@ -377,10 +379,12 @@ random_next (struct blkq *q, struct model *md, uint64_t now,
   account_bios (md, rq);
   mremove (md, want);
   /* The device holds a few requests; they come back in any order. */
+  md->held++;
   if (*nheld < HELD_MAX) {
     held[(*nheld)++] = rq;
     return;
   }
+  md->held--;
   slot = rnd () % HELD_MAX;
   blkq_rq_free (held[slot]);
   held[slot] = rq;

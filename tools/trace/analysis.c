@@ -96,6 +96,19 @@ count (struct analysis *a, const struct trace_event *ev, int kind)
   }
 }
 
+/* The block layer's events by blkparse's action. */
+static void
+count_block_layer (struct analysis *a, const struct trace_event *ev)
+{
+  const char *act = ev->action;
+
+  a->getrq_n += strcmp (act, "G") == 0;
+  a->sleep_n += strcmp (act, "S") == 0;
+  a->plug_n += strcmp (act, "P") == 0;
+  a->unplug_n += strcmp (act, "U") == 0;
+  a->timer_unplug_n += strcmp (act, "UT") == 0;
+}
+
 void
 analysis_add (struct analysis *a, const struct trace_event *ev)
 {
@@ -109,6 +122,7 @@ analysis_add (struct analysis *a, const struct trace_event *ev)
     a->last_ns = ev->time_ns;
   if (!followed) {
     a->other_n++;
+    count_block_layer (a, ev);
     return;
   }
   count (a, ev, kind);

@@ -18,6 +18,10 @@ struct analysis
 {
   uint64_t events, queued_n, inserted_n, merged_n, dispatched_n,
     completed_n, other_n;
+  /* The block layer's own events, not IO: G (a request allocated),
+   * S (a submitter slept for one), P (plugged), U (unplugged), UT (the
+   * unplug timer fired). */
+  uint64_t getrq_n, sleep_n, plug_n, unplug_n, timer_unplug_n;
   struct stream dir[2];         /* [0] reads, [1] writes */
   uint64_t flushes, discards;   /* dispatched */
   uint64_t discard_bytes;

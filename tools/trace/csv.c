@@ -27,7 +27,8 @@ static const char summary_header[] =
   "q2i_n,q2i_p50_us,q2i_p90_us,q2i_p99_us,q2i_max_us,"
   "i2d_n,i2d_p50_us,i2d_p90_us,i2d_p99_us,i2d_max_us,"
   "d2c_n,d2c_p50_us,d2c_p90_us,d2c_p99_us,d2c_max_us,"
-  "q2c_n,q2c_p50_us,q2c_p90_us,q2c_p99_us,q2c_max_us";
+  "q2c_n,q2c_p50_us,q2c_p90_us,q2c_p99_us,q2c_max_us,"
+  "g_events,s_events,plugs,unplugs,timer_unplugs";
 
 /* ",TEXT", quoted if it must be; the first field without the comma. */
 static void
@@ -219,6 +220,11 @@ summary_row (FILE *out, struct analysis *a, const char *trace, size_t run,
   latency_fields (out, &f->i2d);
   latency_fields (out, &f->d2c);
   latency_fields (out, &f->q2c);
+  count (out, a->getrq_n);
+  count (out, a->sleep_n);
+  count (out, a->plug_n);
+  count (out, a->unplug_n);
+  count (out, a->timer_unplug_n);
   fputc ('\n', out);
   free (start);
   free (file);

@@ -83,6 +83,10 @@ print_events (const struct analysis *a)
   if (a->other_n)
     printf (", other %" PRIu64, a->other_n);
   printf (") over %.6f s\n", analysis_span (a));
+  if (a->plug_n || a->unplug_n || a->sleep_n)
+    printf ("  block layer: %" PRIu64 " plugs, %" PRIu64 " unplugs (%"
+            PRIu64 " by the timer), %" PRIu64 " sleeps for a request\n",
+            a->plug_n, a->unplug_n, a->timer_unplug_n, a->sleep_n);
 }
 
 static void
