@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The simulated device under the engine (device=hdd|usb|ssd): what is
+# The simulated device under the engine (device=hdd|usb|ssd|...): what is
 # written through it reaches the image exactly once with the right
 # bytes (checked by the independent oracle), and its trace keeps the
 # block queue's and the device's limits: never more than nr-requests
@@ -96,6 +96,11 @@ awk '$6 == "D" && $10 > 2560 { big++ } $6 == "D" && $10 == 2560 { full++ }
 echo "ok: 4 MiB chunks reach the device in pieces of at most 1280 KiB"
 check "ssd with params from a file" 32 32 device=ssd \
   device-params=+<(printf 'channels=2\nread-latency=100us\n')
+# The RAID cards hold up to 246 commands and reorder them (their disks'
+# tagged queues): the data still lands once, in order of no matter.
+check "x25e-raid10" 246 246 device=x25e-raid10 device-speed=2
+check "sas15k-raid10, 4 KiB stripe" 246 246 device=sas15k-raid10 \
+  device-speed=20 device-params=stripe=4KiB
 
 # The lab's parameters without a device, or wrong, are refused in one
 # line.  (Under settings a suite forces, elevator= alone has a device.)

@@ -622,6 +622,8 @@ test_hdd_ncq_starvation (void)
    * older ones past it: a full stroke and a turn each at most. */
   CHECK (worst_limited < 100 * MS + 32 * (16 + 8.34 + 0.03) * MS);
   CHECK (worst_unlimited > worst_limited);
+  dev_free (&limited);
+  dev_free (&unlimited);
 }
 
 /* ---- usb ---- */
