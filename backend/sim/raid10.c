@@ -1,6 +1,5 @@
-/* device=x25e-raid10, device=sas15k-raid10: a RAID card (the Adaptec
- * 5805Z of the 2010 measurement) with a RAID 10 array: mirrored pairs of
- * drives, striped.
+/* A RAID card (the Adaptec 5805Z of the 2010 measurement) with a RAID
+ * 10 array: mirrored pairs of drives, striped (raid10.h).
  *
  * The card takes each command after ctrl-latency (its firmware's time
  * per command, and the host's, the one figure fitted: see
@@ -22,35 +21,16 @@
  * card's 512 MB cache is not modelled: reads at random miss it, and
  * writes go through to the disks.  Sectors past the array wrap round.
  *
- * The disks: x25e-raid10 has Intel X25-E SSDs (flash.c), served in the
- * order pieces reach them; sas15k-raid10 has Seagate Savvio 15K.2 SAS
- * disks (disk.c), each reordering its own queue by shortest positioning
- * time with an age limit (ncq.c: SCSI tagged queuing). */
+ * The disks are SSDs (flash.c), served in the order pieces reach them,
+ * or spinning disks (disk.c), each reordering its own queue by shortest
+ * positioning time with an age limit (ncq.c: SCSI tagged queuing);
+ * raid2010.c has the two arrays of 2010. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "disk.h"
-#include "flash.h"
-#include "model.h"
-#include "ncq.h"
+#include "raid10.h"
 
-/* aacraid's queue depth for an array (aac_slave_configure, 2.6.32):
- * (can_queue - other devices) / arrays = (504 - 12 disks) / 2. */
-#define QUEUE_DEPTH 246
-#define MAX_DISKS 32
-
-enum { POLICY_PRIMARY, POLICY_ALTERNATE, POLICY_NEAREST };
-#define POLICIES "primary|alternate|nearest"
-
-struct raid_spec
-{
-  double disks, stripe_kib, policy, ctrl_us;
-  double capacity_gb;             /* per disk */
-  struct flash_spec flash;        /* x25e */
-  struct disk_spec disk;          /* sas15k */
-  bool tcq;
-  double age_limit_ms;
-};
+#define QUEUE_DEPTH RAID10_QUEUE_DEPTH
 
 struct member
 {
@@ -70,13 +50,14 @@ struct host                       /* a command of the host's, by tag */
 
 struct raid
 {
-  bool disks_spin;                /* sas15k: members are disks */
+  bool disks_spin;                /* members are disks, not SSDs */
   unsigned ndisks, npairs;
   uint64_t chunk, disk_sectors;   /* sectors */
   unsigned policy;
   uint64_t ctrl_ns;
-  struct member disk[MAX_DISKS];
-  unsigned turn[MAX_DISKS / 2];   /* alternate: the pair's next disk */
+  struct member disk[RAID10_MAX_DISKS];
+  unsigned turn[RAID10_MAX_DISKS / 2];  /* alternate: the pair's next
+                                           disk */
   struct host host[QUEUE_DEPTH];
   uint64_t seq, latest_done;
   unsigned *piece_host;           /* a disk's queued piece: its host tag */
@@ -171,10 +152,10 @@ read_disk (struct raid *r, unsigned pair, uint64_t sector)
   uint64_t da, db;
 
   switch (r->policy) {
-  case POLICY_ALTERNATE:
+  case RAID10_ALTERNATE:
     r->turn[pair] ^= 1;
     return a + !r->turn[pair];
-  case POLICY_NEAREST:
+  case RAID10_NEAREST:
     da = r->disk[a].last_end > sector ? r->disk[a].last_end - sector
       : sector - r->disk[a].last_end;
     db = r->disk[b].last_end > sector ? r->disk[b].last_end - sector
@@ -231,8 +212,8 @@ split (struct raid *r, const struct dev_io *io, uint64_t arrived,
   return pieces;
 }
 
-static int
-raid_queue (void *state, const struct dev_io *io, uint64_t now, unsigned tag)
+int
+raid10_queue (void *state, const struct dev_io *io, uint64_t now, unsigned tag)
 {
   struct raid *r = state;
   uint64_t arrived = now + r->ctrl_ns;
@@ -282,8 +263,8 @@ advance_disks (struct raid *r, uint64_t now)
   return any;
 }
 
-static bool
-raid_pick (void *state, uint64_t now, struct dev_event *ev)
+bool
+raid10_pick (void *state, uint64_t now, struct dev_event *ev)
 {
   struct raid *r = state;
 
@@ -295,8 +276,8 @@ raid_pick (void *state, uint64_t now, struct dev_event *ev)
 
 /* ---- Set-up ---- */
 
-static void
-raid_destroy (void *state)
+void
+raid10_destroy (void *state)
 {
   struct raid *r = state;
   unsigned d;
@@ -335,9 +316,9 @@ init_disks (struct raid *r, const struct raid_spec *p, char *why,
   return grow_pieces (r);
 }
 
-static void *
-raid_create (const struct raid_spec *p, bool disks_spin, char *why,
-             size_t why_size)
+void *
+raid10_create (const struct raid_spec *p, bool disks_spin, char *why,
+               size_t why_size)
 {
   struct raid *r = calloc (1, sizeof *r);
 
@@ -360,123 +341,6 @@ raid_create (const struct raid_spec *p, bool disks_spin, char *why,
   if (init_disks (r, p, why, why_size) == 0)
     return r;
  fail:
-  raid_destroy (r);
+  raid10_destroy (r);
   return NULL;
 }
-
-/* ---- x25e-raid10 ---- */
-
-enum { X_DISKS, X_STRIPE, X_POLICY, X_CTRL, X_CAPACITY, X_READ, X_WRITE,
-       X_IOPS, X_BANDWIDTH, X_CHANNELS };
-
-static const struct model_param x25e_params[] = {
-  [X_DISKS] = { "disks", "", 4, "drives: mirrored pairs, striped",
-                2, MAX_DISKS },
-  [X_STRIPE] = { "stripe", "KiB", 256,
-                 "stripe (chunk) size (the card's usual default)", 4, 1024 },
-  [X_POLICY] = { "read-policy", "choice", POLICY_NEAREST,
-                 "which disk of a pair reads", 0, 2, POLICIES },
-  [X_CTRL] = { "ctrl-latency", "us", 226,
-               "card and host per command (fitted: raw 3320 seeks/s)",
-               0, 1e6 },
-  [X_CAPACITY] = { "capacity", "GB", 64, "per drive (X25-E: 32, 64 GB)",
-                   0.001, 1e5 },
-  [X_READ] = { "read-latency", "us", 75,
-               "4 KiB read at queue depth 1 (X25-E datasheet)", 0, 1e6 },
-  [X_WRITE] = { "write-latency", "us", 85,
-                "4 KiB write at queue depth 1 (X25-E datasheet)", 0, 1e6 },
-  [X_IOPS] = { "iops", "", 35000,
-               "random 4 KiB reads a second, queued (datasheet)", 1, 1e7 },
-  [X_BANDWIDTH] = { "bandwidth", "MB/s", 250,
-                    "sequential read (X25-E datasheet)", 0.001, 1e5 },
-  [X_CHANNELS] = { "channels", "", 10, "flash channels (Intel's controller)",
-                   1, FLASH_MAX_CHANNELS },
-  { NULL },
-};
-
-static void *
-x25e_create (const double *p, char *why, size_t why_size)
-{
-  struct raid_spec spec = {
-    .disks = p[X_DISKS], .stripe_kib = p[X_STRIPE], .policy = p[X_POLICY],
-    .ctrl_us = p[X_CTRL], .capacity_gb = p[X_CAPACITY],
-    .flash = { p[X_READ], p[X_WRITE], p[X_IOPS], p[X_BANDWIDTH],
-               p[X_CHANNELS] },
-  };
-
-  return raid_create (&spec, false, why, why_size);
-}
-
-const struct device_model device_model_x25e_raid10 = {
-  .name = "x25e-raid10",
-  .summary = "RAID card, RAID 10 of Intel X25-E SSDs (2010)",
-  .queue_depth = QUEUE_DEPTH,
-  .params = x25e_params,
-  .create = x25e_create,
-  .destroy = raid_destroy,
-  .queue = raid_queue,
-  .pick = raid_pick,
-};
-
-/* ---- sas15k-raid10 ---- */
-
-enum { S_DISKS, S_STRIPE, S_POLICY, S_CTRL, S_CAPACITY, S_CYLINDERS, S_RPM,
-       S_T2T, S_AVG, S_FULL, S_BANDWIDTH, S_OVERHEAD, S_TCQ, S_AGE };
-
-static const struct model_param sas15k_params[] = {
-  [S_DISKS] = { "disks", "", 8, "drives: mirrored pairs, striped",
-                2, MAX_DISKS },
-  [S_STRIPE] = { "stripe", "KiB", 256,
-                 "stripe (chunk) size (the card's usual default)", 4, 1024 },
-  [S_POLICY] = { "read-policy", "choice", POLICY_NEAREST,
-                 "which disk of a pair reads", 0, 2, POLICIES },
-  [S_CTRL] = { "ctrl-latency", "us", 226,
-               "card and host per command (x25e-raid10's fit)", 0, 1e6 },
-  [S_CAPACITY] = { "capacity", "GB", 146.8,
-                   "per drive (Savvio 15K.2 ST9146852SS)", 0.001, 1e5 },
-  [S_CYLINDERS] = { "cylinders", "", 71400,
-                    "seek positions: 4 heads at 514 KB a track", 10, 1e9 },
-  [S_RPM] = { "rpm", "rpm", 15000, "spindle speed: one turn is 4 ms",
-              1000, 30000 },
-  [S_T2T] = { "seek-t2t", "ms", 0.2, "track-to-track seek (Savvio manuals)",
-              0, 1000 },
-  [S_AVG] = { "seek-avg", "ms", 2.9, "average read seek (15K.2 datasheet)",
-              0, 1000 },
-  [S_FULL] = { "seek-full", "ms", 5.9,
-               "full stroke: twice the average (Savvio manuals)", 0, 1000 },
-  [S_BANDWIDTH] = { "bandwidth", "MB/s", 128,
-                    "media rate, the mean of 105 to 152 MB/s (manual)",
-                    0.001, 1e5 },
-  [S_OVERHEAD] = { "cmd-overhead", "ms", 0.2,
-                   "the drive's command overhead (Savvio manuals)", 0, 100 },
-  [S_TCQ] = { "tcq", "bool", 1,
-              "each drive reorders its queue (tagged queuing)", 0, 1 },
-  [S_AGE] = { "tcq-age-limit", "ms", 500,
-              "a command waiting this long goes next", 0, 1e6 },
-  { NULL },
-};
-
-static void *
-sas15k_create (const double *p, char *why, size_t why_size)
-{
-  struct raid_spec spec = {
-    .disks = p[S_DISKS], .stripe_kib = p[S_STRIPE], .policy = p[S_POLICY],
-    .ctrl_us = p[S_CTRL], .capacity_gb = p[S_CAPACITY],
-    .disk = { p[S_CAPACITY], p[S_CYLINDERS], p[S_RPM], p[S_T2T], p[S_AVG],
-              p[S_FULL], p[S_BANDWIDTH], p[S_OVERHEAD] },
-    .tcq = p[S_TCQ], .age_limit_ms = p[S_AGE],
-  };
-
-  return raid_create (&spec, true, why, why_size);
-}
-
-const struct device_model device_model_sas15k_raid10 = {
-  .name = "sas15k-raid10",
-  .summary = "RAID card, RAID 10 of Seagate Savvio 15K.2 disks (2010)",
-  .queue_depth = QUEUE_DEPTH,
-  .params = sas15k_params,
-  .create = sas15k_create,
-  .destroy = raid_destroy,
-  .queue = raid_queue,
-  .pick = raid_pick,
-};
