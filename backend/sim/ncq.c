@@ -14,8 +14,9 @@
  * its age passes a threshold held in a mode page).  An age limit of 0
  * serves in arrival order, as does REORDER false.
  *
- * A flush is a barrier, as a non-queued command is on SATA (libata
- * defers it until the queue drains): the jobs added before it are
+ * A flush is a barrier, as a non-queued command is on SATA (libata's
+ * ata_std_qc_defer holds it while queued commands are active, and
+ * queued ones while it is): the jobs added before it are
  * served first, it completes when the last of them has, and the jobs
  * added after it wait for it.  Arrival times are clamped so that this
  * order holds on the clock too.  A flush itself takes no time.

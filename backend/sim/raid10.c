@@ -13,7 +13,8 @@
  * read piece goes to one disk of its pair, chosen by read-policy:
  * primary (always the first), alternate (turns per pair) or nearest
  * (the disk whose last piece ended nearest to this one, the first on a
- * tie: the head position Linux md's raid1 read_balance uses).  A write
+ * tie: the distance to the head position md's raid1 read_balance keeps,
+ * though md takes an idle disk first).  A write
  * piece goes to both.  A command completes when its last piece has; the
  * completion reaches the host at once.  A flush completes once every
  * command queued before it has (and no sooner than any command
