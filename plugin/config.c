@@ -66,7 +66,8 @@ struct dmcrypt_params params = { .key_slot = -1,
   "                    auto: libgcrypt where it has VAES, else OpenSSL).\n" \
   "trace=<FILENAME>    Append blkparse-style backend IO events.\n" \
   "fault-rules=<FILENAME>  Tests: inject backend faults by these rules.\n" \
-  "device=none|hdd|usb|ssd  Lab: a simulated device under the engine.\n" \
+  "device=none|hdd|usb|ssd|x25e-raid10|sas15k-raid10  Lab: a simulated\n" \
+  "                    device under the engine.\n" \
   "device-params=<K=V,...>|+FILE  Lab: the device model's parameters.\n" \
   "device-speed=<N>    Lab: run the device model N times faster.\n" \
   "nr-requests=<N>     Lab: block-queue depth (default: the elevator's).\n" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The simulated device under the engine (device=hdd|usb|ssd): what is
+# The simulated device under the engine (device=hdd|usb|ssd|...): what is
 # written through it reaches the image exactly once with the right
 # bytes (checked by the independent oracle), and its trace keeps the
 # block queue's and the device's limits: never more than nr-requests
@@ -104,6 +104,11 @@ check "hdd, kernel=2.6.32 (deadline, plugged)" 384 32 device=hdd \
   device-speed=20 kernel=2.6.32 elevator-params=fifo_batch=8
 check "hdd, kernel=2.6.32, cfq" 384 32 device=hdd device-speed=20 \
   kernel=2.6.32 elevator=cfq elevator-params=quantum=8,slice_idle=0
+# The RAID cards hold up to 246 commands and reorder them (their disks'
+# tagged queues): the data still lands once, in order of no matter.
+check "x25e-raid10" 246 246 device=x25e-raid10 device-speed=2
+check "sas15k-raid10, 4 KiB stripe" 246 246 device=sas15k-raid10 \
+  device-speed=20 device-params=stripe=4KiB
 
 # The lab's parameters without a device, or wrong, are refused in one
 # line.  (Under settings a suite forces, elevator= alone has a device.)

@@ -10,6 +10,8 @@ static const struct device_model *const models[] = {
   &device_model_hdd,
   &device_model_usb,
   &device_model_ssd,
+  &device_model_x25e_raid10,
+  &device_model_sas15k_raid10,
 };
 
 const struct device_model *

@@ -6,7 +6,9 @@
  * KiB, MiB, GiB, TiB are powers of 1024, kB (or KB), MB, GB, TB powers
  * of 1000 (disk makers' capacities).  Rates likewise: kB/s, KB/s, MB/s,
  * GB/s decimal, KiB/s, MiB/s, GiB/s binary.  Units are case-sensitive,
- * so that Mb/s (megabits) is refused rather than misread. */
+ * so that Mb/s (megabits) is refused rather than misread.  A choice
+ * ("read-policy=nearest") is one of the param's names, held as its
+ * index. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -22,7 +24,7 @@
 
 #define MAX_PARAMS 64
 
-enum unit_kind { TIME, SIZE, RATE, RPM, COUNT, BOOL };
+enum unit_kind { TIME, SIZE, RATE, RPM, COUNT, BOOL, CHOICE };
 
 static const char *const kind_names[] = {
   [TIME] = "a time: ns, us, ms, s",
@@ -31,6 +33,7 @@ static const char *const kind_names[] = {
   [RPM] = "a speed: rpm",
   [COUNT] = "a whole number, no unit",
   [BOOL] = "0/1, true/false, yes/no, on/off",
+  [CHOICE] = "one of its names",
 };
 
 static const struct unit
@@ -72,17 +75,21 @@ fail (char *why, size_t why_size, const char *fmt, ...)
   return -1;
 }
 
-/* The kind and scale of a param's unit ("" is a count, "bool"). */
+/* The kind and scale of a param's unit ("" is a count, "bool",
+ * "choice"). */
 static const struct unit *
 param_unit (const struct model_param *param)
 {
   static const struct unit count = { "", COUNT, 1 }, boolean = { "", BOOL, 1 };
+  static const struct unit choice = { "", CHOICE, 1 };
   size_t i;
 
   if (strcmp (param->unit, "") == 0)
     return &count;
   if (strcmp (param->unit, "bool") == 0)
     return &boolean;
+  if (strcmp (param->unit, "choice") == 0)
+    return &choice;
   for (i = 0; i < ARRAY_SIZE (units); i++)
     if (strcmp (units[i].name, param->unit) == 0)
       return &units[i];
@@ -102,6 +109,37 @@ parse_bool (const struct model_param *param, const char *text, double *v,
     }
   return fail (why, why_size, "%s: '%s' is not %s", param->key, text,
                kind_names[BOOL]);
+}
+
+/* The index of NAME in PARAM's '|'-separated choices, or -1. */
+static int
+choice_index (const struct model_param *param, const char *name)
+{
+  const char *p = param->choices;
+  size_t len = strlen (name);
+  int i;
+
+  for (i = 0; p && *p; i++) {
+    size_t n = strcspn (p, "|");
+
+    if (n == len && strncmp (p, name, n) == 0)
+      return i;
+    p += n + (p[n] == '|');
+  }
+  return -1;
+}
+
+static int
+parse_choice (const struct model_param *param, const char *text, double *v,
+              char *why, size_t why_size)
+{
+  int i = choice_index (param, text);
+
+  if (i < 0)
+    return fail (why, why_size, "%s: '%s' is not one of %s", param->key,
+                 text, param->choices);
+  *v = i;
+  return 0;
 }
 
 /* TEXT ("8.5ms", "150", "4 MiB") in PARAM's unit into *V. */
@@ -142,6 +180,8 @@ parse_value (const struct model_param *param, const char *text, double *v,
                  param->key, param->unit);
   if (own->kind == BOOL)
     return parse_bool (param, text, v, why, why_size);
+  if (own->kind == CHOICE)
+    return parse_choice (param, text, v, why, why_size);
   if (parse_number (param, own, text, v, why, why_size) == -1)
     return -1;
   if (own->kind == COUNT && *v != floor (*v))
@@ -280,6 +320,19 @@ model_params_parse (const struct device_model *model, const char *text,
   return r;
 }
 
+/* The name of PARAM's choice VALUE into BUF. */
+static void
+choice_name (const struct model_param *param, double value, char *buf,
+             size_t size)
+{
+  const char *p = param->choices;
+  int i;
+
+  for (i = 0; i < value && p && *p; i++)
+    p += strcspn (p, "|") + 1;
+  snprintf (buf, size, "%.*s", (int) strcspn (p ? p : "", "|"), p ? p : "");
+}
+
 void
 model_params_describe (const struct device_model *model, FILE *fp)
 {
@@ -292,6 +345,8 @@ model_params_describe (const struct device_model *model, FILE *fp)
   for (p = model->params; p->key; p++) {
     if (strcmp (p->unit, "bool") == 0)
       snprintf (value, sizeof value, "%s", p->value ? "on" : "off");
+    else if (strcmp (p->unit, "choice") == 0)
+      choice_name (p, p->value, value, sizeof value);
     else
       snprintf (value, sizeof value, "%g%s", p->value, p->unit);
     fprintf (fp, "  %-14s %-10s %s\n", p->key, value, p->doc);

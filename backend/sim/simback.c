@@ -156,8 +156,7 @@ sim_free (struct sim *s)
     s->model->destroy (s->mstate);
   if (s->q)
     blkq_free (s->q);
-  free (s->heap);
-  free (s->jobs);
+  sim_tags_free (s);
   pthread_cond_destroy (&s->work);
   pthread_cond_destroy (&s->due);
   pthread_cond_destroy (&s->synced);
@@ -275,11 +274,8 @@ sim_new (struct backend *lower, const struct sim_config *cfg)
     nbdkit_error ("device-params: %s", why);
     goto err;
   }
-  if ((s->heap = calloc (s->tags, sizeof *s->heap)) == NULL
-      || (s->jobs = calloc (s->tags, sizeof *s->jobs)) == NULL) {
-    nbdkit_error ("device model: %m");
+  if (sim_tags_init (s) == -1)
     goto err;
-  }
   if (make_queue (s, cfg) == 0)
     return s;
  err:

@@ -1,15 +1,16 @@
 /* The simulated device (sim.h), its device side.
  *
  * The dispatcher hands queued requests to the device while it has a
- * free tag: it asks the model when the request will complete and passes
- * it to an IO thread, which does the real IO on the image; the request
- * is then filed under its completion time.  The completer sleeps to
- * each completion time (an absolute deadline on the model's clock) and
- * completes the bios.  Real IO runs on as many threads as the device
- * has tags (up to SIM_IO_THREADS_MAX), so one stalled IO holds its own tag
- * only, as one stuck command holds one NCQ slot; a device of depth 1
- * (a USB stick) is held whole, as usb-storage is.  The models and the
- * queue are pure: all timing is here. */
+ * free tag (simtags.c gives it to the model and files it under its
+ * completion time once the model has said when, and its real IO is
+ * done) and passes it to an IO thread, which does the real IO on the
+ * image.  The completer sleeps to each completion time (an absolute
+ * deadline on the model's clock) and completes the bios.  Real IO runs
+ * on as many threads as the device has tags (up to SIM_IO_THREADS_MAX),
+ * so one stalled IO holds its own tag only, as one stuck command holds
+ * one NCQ slot; a device of depth 1 (a USB stick) is held whole, as
+ * usb-storage is.  The models and the queue are pure: all timing is
+ * here. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,39 +36,6 @@ real_io (struct sim *s, struct sim_bio *sb)
   default: r = backend_discard (lower, len, off); break;
   }
   return r == -1 ? errno : 0;
-}
-
-/* ---- Requests at the device: a heap by completion time ---- */
-
-static void
-heap_push (struct sim *s, struct inflight in)
-{
-  unsigned i = s->nheap++, parent;
-
-  while (i > 0 && s->heap[parent = (i - 1) / 2].done_at > in.done_at) {
-    s->heap[i] = s->heap[parent];
-    i = parent;
-  }
-  s->heap[i] = in;
-}
-
-static struct inflight
-heap_pop (struct sim *s)
-{
-  struct inflight top = s->heap[0], last = s->heap[--s->nheap];
-  unsigned i = 0, c;
-
-  while ((c = 2 * i + 1) < s->nheap) {
-    if (c + 1 < s->nheap && s->heap[c + 1].done_at < s->heap[c].done_at)
-      c++;
-    if (s->heap[c].done_at >= last.done_at)
-      break;
-    s->heap[i] = s->heap[c];
-    i = c;
-  }
-  if (s->nheap)
-    s->heap[i] = last;
-  return top;
 }
 
 /* ---- Dispatcher ---- */
@@ -97,8 +65,6 @@ static bool
 dispatch_one_locked (struct sim *s)
 {
   struct blkq_rq *rq;
-  struct dev_io io;
-  struct inflight in = { .err = 0 };
   uint64_t now = sim_now (s), start;
 
   if (s->busy >= s->tags || (rq = blkq_next (s->q, now)) == NULL)
@@ -107,13 +73,7 @@ dispatch_one_locked (struct sim *s)
   if (s->busy++ == 0)
     s->busy_since = start;
   sim_event (s, 'D', rq->op, rq->sector, rq->nsect, 0);
-  io = (struct dev_io) { .op = rq->op, .sector = rq->sector,
-                         .nsect = rq->nsect };
-  in.rq = rq;
-  in.done_at = s->model->start (s->mstate, &io, start);
-  if (in.done_at < now)
-    in.done_at = now;
-  s->jobs[(s->job_head + s->njobs++) % s->tags] = in;
+  sim_device_take_locked (s, rq, start, now);
   pthread_cond_signal (&s->io);
   return true;
 }
@@ -164,12 +124,28 @@ dispatcher_main (void *arg)
 
 /* ---- IO threads ---- */
 
+/* The real IO of RQ's bios; the first error. */
+static int
+rq_real_io (struct sim *s, struct blkq_rq *rq)
+{
+  struct blkq_bio *bio;
+  int err, first = 0;
+
+  for (bio = rq->bios; bio; bio = bio->next)
+    if ((err = real_io (s, bio->opaque)) != 0) {
+      ((struct sim_bio *) bio->opaque)->err = err;
+      if (first == 0)
+        first = err;
+    }
+  return first;
+}
+
 static void *
 io_main (void *arg)
 {
   struct sim *s = arg;
-  struct blkq_bio *bio;
-  struct inflight in;
+  struct blkq_rq *rq;
+  unsigned tag;
   int err;
 
   pthread_mutex_lock (&s->lock);
@@ -180,18 +156,14 @@ io_main (void *arg)
       pthread_cond_wait (&s->io, &s->lock);
       continue;
     }
-    in = s->jobs[s->job_head];
+    tag = s->jobs[s->job_head];
     s->job_head = (s->job_head + 1) % s->tags;
     s->njobs--;
+    rq = s->slots[tag].rq;
     pthread_mutex_unlock (&s->lock);
-    for (bio = in.rq->bios; bio; bio = bio->next)
-      if ((err = real_io (s, bio->opaque)) != 0) {
-        ((struct sim_bio *) bio->opaque)->err = err;
-        if (in.err == 0)
-          in.err = err;
-      }
+    err = rq_real_io (s, rq);
     pthread_mutex_lock (&s->lock);
-    heap_push (s, in);
+    sim_device_io_done_locked (s, tag, err);
     pthread_cond_signal (&s->due);
   }
   s->io_running--;
@@ -228,23 +200,25 @@ complete_bios (struct sim *s, struct blkq_rq *rq, uint64_t done_at)
   pthread_mutex_unlock (&s->lock);
 }
 
-/* Under the lock: waits until the earliest request at the device is
- * due; false when there is nothing more to complete, ever. */
+/* Under the lock: waits until the earliest event at the device is due;
+ * false when there is nothing more to complete, ever (the model's
+ * wake-ups left then concern no request). */
 static bool
 wait_due_locked (struct sim *s)
 {
   struct timespec at;
+  uint64_t due;
 
   for (;;) {
-    if (s->nheap == 0) {
-      if (s->dispatcher_done && s->io_running == 0 && s->busy == 0)
-        return false;
+    if (s->dispatcher_done && s->io_running == 0 && s->busy == 0)
+      return false;
+    if (!sim_device_next_at (s, &due)) {
       pthread_cond_wait (&s->due, &s->lock);
       continue;
     }
-    if (sim_now (s) >= s->heap[0].done_at)
+    if (sim_now (s) >= due)
       return true;
-    at = sim_wall_at (s, s->heap[0].done_at);
+    at = sim_wall_at (s, due);
     pthread_cond_timedwait (&s->due, &s->lock, &at);
   }
 }
@@ -257,7 +231,8 @@ completer_main (void *arg)
 
   pthread_mutex_lock (&s->lock);
   while (wait_due_locked (s)) {
-    in = heap_pop (s);
+    if (!sim_device_pop_locked (s, &in))
+      continue;                   /* a wake-up: the model decided */
     s->st.late_ns += sim_now (s) - in.done_at;
     s->st.ios++;
     /* C before the tag is free: the next D comes after it. */
@@ -269,6 +244,9 @@ completer_main (void *arg)
      * path restarts the queue: waking the dispatcher for it would cost
      * a thread's wake-up per command, on a host busy encrypting. */
     dispatch_one_locked (s);
+    /* A reordering device chooses its next command now, among those it
+     * holds and the one just dispatched. */
+    sim_device_pick_locked (s, in.done_at);
     pthread_cond_signal (&s->work);
     pthread_mutex_unlock (&s->lock);
     complete_bios (s, in.rq, in.done_at);

@@ -38,12 +38,14 @@ struct sim_bio
                                    io_context, CPU and name */
 };
 
-/* A request the device is working on. */
+/* A request at the device, in its tag's slot. */
 struct inflight
 {
-  uint64_t done_at;             /* model ns */
+  uint64_t done_at;             /* model ns, once started */
   struct blkq_rq *rq;
   int err;                      /* the first failing bio's */
+  bool started;                 /* the model said when it completes */
+  bool io_done;                 /* its real IO on the image is done */
 };
 
 struct sim
@@ -61,10 +63,14 @@ struct sim
   pthread_cond_t due;           /* a request was filed under its time */
   pthread_cond_t synced;        /* a synchronous IO finished */
   pthread_cond_t io;            /* a request for the IO threads */
-  struct inflight *jobs;        /* ring of TAGS: dispatched, real IO due */
+  struct inflight *slots;       /* TAGS: the requests at the device */
+  unsigned *free_tags, nfree;   /* the tags not in use */
+  unsigned *jobs;               /* ring of TAGS: tags whose real IO is due */
   unsigned job_head, njobs;
-  struct inflight *heap;        /* dispatched, by done_at: TAGS slots */
-  unsigned nheap;
+  struct dev_event *heap;       /* by time: requests started and with
+                                   their real IO done, the model's
+                                   wake-ups (simtags.c) */
+  unsigned nheap, heap_size;
   unsigned busy;                /* tags in use, dispatching included */
   uint64_t busy_since;          /* model ns when BUSY last left 0 */
   uint64_t freed_at;            /* model ns the last tag came free */
@@ -108,5 +114,23 @@ int sim_block_config (const struct sim_config *cfg,
 /* simdev.c: the dispatcher, the IO threads and the completer. */
 int sim_start_threads (struct sim *s);
 void sim_stop_threads (struct sim *s);
+
+/* simtags.c: the requests at the device, by tag; all under the lock.
+ * Init: -1 after nbdkit_error. */
+int sim_tags_init (struct sim *s);
+void sim_tags_free (struct sim *s);
+/* RQ into a free tag, to the model at model time START (<= NOW), its
+ * real IO to the IO threads' ring. */
+void sim_device_take_locked (struct sim *s, struct blkq_rq *rq,
+                             uint64_t start, uint64_t now);
+/* A reordering model's decisions by NOW, filed. */
+void sim_device_pick_locked (struct sim *s, uint64_t now);
+/* TAG's real IO is done, with ERR (0 or an errno). */
+void sim_device_io_done_locked (struct sim *s, unsigned tag, int err);
+/* The time of the earliest filed event; false: none. */
+bool sim_device_next_at (const struct sim *s, uint64_t *at);
+/* Takes the earliest event: a completed request into *IN, its tag free
+ * again (true), or a wake-up, the model asked at its time (false). */
+bool sim_device_pop_locked (struct sim *s, struct inflight *in);
 
 #endif /* DMCRYPT_SIM_INTERNAL_H */

@@ -63,16 +63,165 @@ dev_free (struct dev *d)
   d->model->destroy (d->state);
 }
 
-/* Starts one IO at NOW, returns its completion; checks it is >= NOW. */
+/* Queues IO in TAG at NOW on a reordering model (REQUIRE: taken). */
+static void
+dev_queue (struct dev *d, enum dev_op op, uint64_t sector, uint32_t nsect,
+           uint64_t now, unsigned tag)
+{
+  struct dev_io io = { op, sector, nsect };
+
+  REQUIRE (d->model->queue (d->state, &io, now, tag) == 0, "queue");
+}
+
+/* Every decision of a reordering model, as if no IO came after the ones
+ * queued: each tag's completion into DONE (DEPTH of them; wake-ups are
+ * skipped).  Returns how many completions it reported. */
+static unsigned
+dev_drain (struct dev *d, uint64_t *done, unsigned depth)
+{
+  struct dev_event ev;
+  unsigned n = 0;
+
+  while (d->model->pick (d->state, UINT64_MAX, &ev))
+    if (ev.tag != DEV_NO_TAG) {
+      REQUIRE (ev.tag < depth, "tag %u", ev.tag);
+      done[ev.tag] = ev.at;
+      n++;
+    }
+  return n;
+}
+
+/* Starts one IO at NOW, returns its completion; checks it is >= NOW.  A
+ * reordering model gets it in tag 0, nothing else queued. */
 static uint64_t
 dev_io (struct dev *d, enum dev_op op, uint64_t sector, uint32_t nsect,
         uint64_t now)
 {
   struct dev_io io = { op, sector, nsect };
-  uint64_t done = d->model->start (d->state, &io, now);
+  uint64_t done;
 
+  if (d->model->start)
+    done = d->model->start (d->state, &io, now);
+  else {
+    dev_queue (d, op, sector, nsect, now, 0);
+    REQUIRE (dev_drain (d, &done, 1) == 1, "one completion");
+  }
   CHECK (done >= now);
   return done;
+}
+
+/* ---- A caller of the model, event by event ---- */
+
+#define LOOP_TAGS 256
+
+/* What a closed loop queues: NEXT gives the IO for TAG, DONE (if set)
+ * hears of each completion; CTX is theirs. */
+struct workload
+{
+  struct dev_io (*next) (void *ctx, unsigned tag);
+  void (*done) (void *ctx, unsigned tag, uint64_t queued, uint64_t at);
+  void *ctx;
+};
+
+struct loop
+{
+  struct dev *d;
+  uint64_t now;
+  uint64_t queued_at[LOOP_TAGS];
+  uint64_t done_at[LOOP_TAGS];    /* UINT64_MAX: not known yet */
+  uint64_t wake[LOOP_TAGS];       /* wake-ups to come */
+  unsigned nwake;
+  uint64_t max_wait;              /* the longest completion - queued */
+};
+
+static void
+loop_queue (struct loop *l, unsigned tag, struct dev_io io)
+{
+  struct dev *d = l->d;
+
+  l->queued_at[tag] = l->now;
+  l->done_at[tag] = UINT64_MAX;
+  if (d->model->start)
+    l->done_at[tag] = d->model->start (d->state, &io, l->now);
+  else
+    REQUIRE (d->model->queue (d->state, &io, l->now, tag) == 0, "queue");
+}
+
+/* The model's decisions by now: completions and wake-ups. */
+static void
+loop_pick (struct loop *l)
+{
+  struct dev_event ev;
+
+  while (!l->d->model->start && l->d->model->pick (l->d->state, l->now, &ev))
+    if (ev.tag == DEV_NO_TAG) {
+      REQUIRE (l->nwake < LOOP_TAGS, "wake-ups");
+      CHECK (ev.at > l->now);
+      l->wake[l->nwake++] = ev.at;
+    }
+    else {
+      CHECK (l->done_at[ev.tag] == UINT64_MAX && ev.at >= l->now);
+      l->done_at[ev.tag] = ev.at;
+    }
+}
+
+/* The next event among DEPTH tags: a completion (its tag) or a wake-up
+ * (-1); the clock moves to it.  REQUIRE: there is one (a model that
+ * holds commands never leaves its caller without a time to come). */
+static int
+loop_step (struct loop *l, unsigned depth)
+{
+  uint64_t best = UINT64_MAX;
+  int tag = -2;
+  unsigned i, w = 0;
+
+  for (i = 0; i < depth; i++)
+    if (l->done_at[i] < best) {
+      best = l->done_at[i];
+      tag = i;
+    }
+  for (i = 0; i < l->nwake; i++)
+    if (l->wake[i] < best) {
+      best = l->wake[i];
+      tag = -1;
+      w = i;
+    }
+  REQUIRE (tag != -2, "%s: stranded at %" PRIu64, l->d->model->name, l->now);
+  l->now = best;
+  if (tag == -1)
+    l->wake[w] = l->wake[--l->nwake];
+  return tag;
+}
+
+/* DEPTH commands kept queued: each tag refilled with W's next IO the
+ * moment its command completes, until N have completed.  Returns the
+ * model time of the last completion; *L keeps the rest. */
+static uint64_t
+closed_loop (struct loop *l, struct dev *d, unsigned depth, unsigned n,
+             const struct workload *w)
+{
+  unsigned i, completed = 0;
+  int tag;
+
+  REQUIRE (depth <= LOOP_TAGS && depth <= d->model->queue_depth, "depth");
+  *l = (struct loop) { .d = d };
+  for (i = 0; i < depth; i++)
+    loop_queue (l, i, w->next (w->ctx, i));
+  loop_pick (l);
+  while (completed < n) {
+    tag = loop_step (l, depth);
+    if (tag >= 0) {
+      if (l->now - l->queued_at[tag] > l->max_wait)
+        l->max_wait = l->now - l->queued_at[tag];
+      if (w->done)
+        w->done (w->ctx, tag, l->queued_at[tag], l->now);
+      l->done_at[tag] = UINT64_MAX;
+      if (++completed < n)
+        loop_queue (l, tag, w->next (w->ctx, tag));
+    }
+    loop_pick (l);
+  }
+  return l->now;
 }
 
 static double
@@ -176,11 +325,12 @@ test_hdd_sequential (void)
   CHECK (mb_per_s (2048 * 128 * KiB, t) < 150 / 5);
 }
 
-/* Random 4 KiB reads over SPAN sectors from sector 0: IO/s. */
+/* Random 4 KiB reads over SPAN sectors from sector 0, one at a time:
+ * IO/s. */
 static double
-hdd_random_iops (uint64_t span, unsigned n)
+hdd_random_iops (const char *params, uint64_t span, unsigned n)
 {
-  struct dev d = dev_new ("hdd", "");
+  struct dev d = dev_new ("hdd", params);
   uint64_t rng = 88172645463325252ULL, t = 0;
   unsigned i;
 
@@ -194,22 +344,25 @@ static void
 test_hdd_random (void)
 {
   double modelled = 1 / ((8.5 + 60e3 / 7200 / 2) / 1e3 + 4096 / 150e6);
-  double whole = hdd_random_iops (1000e9 / 512, 5000);
-  double short_stroke = hdd_random_iops (GiB / 512, 5000);
+  double whole = hdd_random_iops ("", 1000e9 / 512, 5000);
+  double short_stroke = hdd_random_iops ("", GiB / 512, 5000);
 
   printf ("hdd random 4 KiB reads: %.1f IO/s over the disk (modelled "
           "%.1f), %.1f IO/s within its first GiB\n", whole, modelled,
           short_stroke);
   CHECK (within (whole, modelled, 0.10));
   CHECK (short_stroke > 1.5 * whole);
+  /* One at a time there is nothing to reorder. */
+  CHECK (hdd_random_iops ("ncq=off", 1000e9 / 512, 5000) == whole);
 }
 
 static void
 test_hdd_write_cache (void)
 {
-  struct dev plain = dev_new ("hdd", "");
-  struct dev cached = dev_new ("hdd", "write-cache=1");
-  struct dev small = dev_new ("hdd", "write-cache=yes,cache-size=1MiB");
+  struct dev plain = dev_new ("hdd", "ncq=off");
+  struct dev cached = dev_new ("hdd", "write-cache=1,ncq=off");
+  struct dev small = dev_new ("hdd",
+                              "write-cache=yes,cache-size=1MiB,ncq=off");
   uint64_t rng = 1, sector, media = 0, ack, last_small = 0, flushed;
   unsigned i, late_acks = 0;
 
@@ -252,6 +405,225 @@ test_hdd_wrap (void)
   CHECK (t > 1e9 && t < 1e9 + 1e8);
   dev_free (&a);
   dev_free (&b);
+}
+
+/* ncq=off is the model as it was before NCQ: the same IOs give the same
+ * times to the nanosecond (the figures are that model's, for this
+ * sequence: reads and writes, some started before the last completed). */
+static void
+test_hdd_in_order_unchanged (void)
+{
+  static const struct { const char *params; uint64_t t, sum; } cases[] = {
+    { "ncq=off", 61413904640ULL, 70109658122ULL },
+    { "ncq=off,write-cache=1,cache-size=1MiB", 61413904640ULL,
+      70164179404ULL },
+  };
+  size_t c;
+  unsigned i;
+
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    struct dev d = dev_new ("hdd", cases[c].params);
+    uint64_t rng = 88172645463325252ULL, t = 0, sum = 0, done;
+
+    for (i = 0; i < 5000; i++) {
+      done = dev_io (&d, i % 3 == 2 ? DEV_WRITE : DEV_READ,
+                     next_random (&rng) % (1000000000000ULL / 512 / 8) * 8,
+                     8, t);
+      sum += done - t;
+      t = i % 7 == 0 ? t + 1000 : done;
+    }
+    CHECK (t == cases[c].t && sum == cases[c].sum);
+    dev_free (&d);
+  }
+}
+
+/* A disk whose figures are round: 1000 cylinders of one 1000-sector
+ * track, 10 ms a turn, 10 us a sector, seek(d) = 1 + 0.01 (d - 1) ms
+ * (seek-avg on the straight line through t2t and full). */
+#define ROUND_DISK "capacity=0.512GB,cylinders=1000,rpm=6000," \
+  "bandwidth=51.2MB/s,seek-t2t=1ms,seek-avg=4.32333333333ms,seek-full=10.99ms"
+#define MS 1000000.0
+
+/* Tag 0 reads the first track (0 to 10 ms, the head then on cylinder 1
+ * at angle 0); tags 1-3 queued at 0 as ORDER says, one sector each:
+ * B on cylinder 2 at angle 0.05, A on 101 at 0.25, D on 301 at 0.45.
+ * Their completions into DONE[0..3] by tag. */
+static void
+round_disk_abd (const char *params, const char *order, uint64_t *done)
+{
+  char text[256];
+  struct dev d;
+  unsigned tag;
+
+  snprintf (text, sizeof text, "%s,%s", ROUND_DISK, params);
+  d = dev_new ("hdd", text);
+  dev_queue (&d, DEV_READ, 0, 1000, 0, 0);
+  for (tag = 1; tag <= 3; tag++)
+    dev_queue (&d, DEV_READ, order[tag - 1] == 'B' ? 2050
+               : order[tag - 1] == 'A' ? 101250 : 301450, 1, 0, tag);
+  CHECK (dev_drain (&d, done, 4) == 4);
+  dev_free (&d);
+}
+
+static bool
+at_ms (uint64_t ns, double ms)
+{
+  return fabs (ns - ms * MS) <= 5;
+}
+
+/* Which command goes next, by hand.  At 10 ms, from cylinder 1, angle
+ * 0: B costs seek(1) = 1 ms, then the platter is at 0.1, past B's 0.05:
+ * 9.5 ms more (10.5); A costs 1.99 + 0.51 = 2.5 ms; D 3.99 + 0.51 =
+ * 4.5 ms.  A goes (done 12.51).  At 12.51 from cylinder 101, angle
+ * 0.251: B 1.98 + 6.01 = 7.99 ms, D 2.99 + 9 = 11.99 ms: B (20.51).
+ * Then D from cylinder 2: 3.98 + 0.01 ms (24.51).  In arrival order
+ * the same commands end at 20.51 (B), 22.51 (A), 34.51 (D). */
+static void
+test_hdd_ncq_order (void)
+{
+  uint64_t ncq[4], fifo[4];
+
+  round_disk_abd ("", "BAD", ncq);
+  round_disk_abd ("ncq=off", "BAD", fifo);
+  printf ("hdd ncq: B A D queued, served A %.2f, B %.2f, D %.2f ms; in "
+          "order B %.2f, A %.2f, D %.2f ms\n", ncq[2] / MS, ncq[1] / MS,
+          ncq[3] / MS, fifo[1] / MS, fifo[2] / MS, fifo[3] / MS);
+  CHECK (at_ms (ncq[0], 10) && at_ms (fifo[0], 10));
+  CHECK (at_ms (ncq[2], 12.51) && at_ms (ncq[1], 20.51)
+         && at_ms (ncq[3], 24.51));
+  CHECK (at_ms (fifo[1], 20.51) && at_ms (fifo[2], 22.51)
+         && at_ms (fifo[3], 34.51));
+}
+
+/* The age limit, by hand: D, A, B queued at 0 with an 11 ms limit.  At
+ * 10 ms no command is 11 ms old: A goes, by position (12.51).  At 12.51
+ * all are: the oldest, D (first of equal ages), goes from cylinder 101,
+ * 2.99 + 9 ms (24.51), then B from 301: 3.98 + 2.01 ms (30.51).  With
+ * a limit of 1 ms the disk serves in arrival order from the start. */
+static void
+test_hdd_ncq_age_limit (void)
+{
+  uint64_t aged[4], fifo[4], young[4];
+
+  round_disk_abd ("ncq-age-limit=11ms", "DAB", aged);
+  round_disk_abd ("ncq-age-limit=1ms", "DAB", young);
+  round_disk_abd ("ncq=off", "DAB", fifo);
+  CHECK (at_ms (aged[2], 12.51) && at_ms (aged[1], 24.51)
+         && at_ms (aged[3], 30.51));
+  CHECK (memcmp (young, fifo, sizeof fifo) == 0);
+}
+
+/* A flush is a barrier: tag 1 (A, far) before it, tag 3 after it at
+ * sector 1000, where the head is at 10 ms: without the flush it would
+ * go first, for nothing.  A ends at 12.51, the flush with it, then the
+ * read from cylinder 101 at 12.51: seek 1.99 ms, the platter at 0.45,
+ * its sector at 0: 5.5 ms more (20.01). */
+static void
+test_hdd_ncq_flush (void)
+{
+  struct dev d = dev_new ("hdd", ROUND_DISK);
+  uint64_t done[4];
+
+  dev_queue (&d, DEV_READ, 0, 1000, 0, 0);
+  dev_queue (&d, DEV_READ, 101250, 1, 0, 1);
+  dev_queue (&d, DEV_FLUSH, 0, 0, 0, 2);
+  dev_queue (&d, DEV_READ, 1000, 1, 0, 3);
+  CHECK (dev_drain (&d, done, 4) == 4);
+  CHECK (at_ms (done[1], 12.51) && done[2] == done[1]
+         && at_ms (done[3], 20.01));
+  dev_free (&d);
+}
+
+/* With the write cache and NCQ: a write is acknowledged when queued
+ * while the cache holds it, and its media write competes; one that does
+ * not fit (a 6 KiB cache holds one 4 KiB write; the actuator busy) is written
+ * through; a flush waits for the media. */
+static void
+test_hdd_ncq_cache (void)
+{
+  struct dev d = dev_new ("hdd", ROUND_DISK
+                          ",write-cache=1,cache-size=6KiB");
+  struct dev_event ev;
+  uint64_t done[4];
+
+  dev_queue (&d, DEV_READ, 0, 1000, 0, 0);       /* busy to 10 ms */
+  REQUIRE (d.model->pick (d.state, 0, &ev), "the first read");
+  CHECK (ev.tag == 0 && at_ms (ev.at, 10));
+  dev_queue (&d, DEV_WRITE, 101250, 8, 1000, 1);
+  dev_queue (&d, DEV_WRITE, 2050, 8, 2000, 2);
+  REQUIRE (d.model->pick (d.state, 2000, &ev), "an ack");
+  CHECK (ev.tag == 1 && ev.at == 1000);           /* cached */
+  CHECK (!d.model->pick (d.state, 2000, &ev));   /* the rest waits */
+  dev_queue (&d, DEV_FLUSH, 0, 0, 3000, 3);
+  CHECK (dev_drain (&d, done, 4) == 2);
+  /* At 10 ms the cached write (A's place: 2.5 ms, and 80 us of data)
+   * goes first, to 12.58; then tag 2 from cylinder 101, angle 0.258:
+   * seek 1.98 ms, the platter at 0.456, 5.94 ms to 0.05, 80 us
+   * (20.58); the flush with it. */
+  CHECK (at_ms (done[2], 20.58) && done[3] == done[2]);
+  dev_free (&d);
+}
+
+/* 4 KiB random reads over the whole default disk. */
+static struct dev_io
+random_read (void *ctx, unsigned tag)
+{
+  (void) tag;
+  return (struct dev_io) { DEV_READ,
+                           next_random (ctx) % (1000000000000ULL / 4096) * 8,
+                           8 };
+}
+
+/* Queue depth 32: in arrival order the disk does what it does one at a
+ * time; reordered, it serves the nearest of 32, about 2.5 times as
+ * many. */
+static void
+test_hdd_ncq_qd32 (void)
+{
+  struct dev on = dev_new ("hdd", ""), off = dev_new ("hdd", "ncq=off");
+  uint64_t rng = 4, t_on, t_off;
+  struct workload w = { random_read, NULL, &rng };
+  struct loop l;
+  double iops_on, iops_off, qd1 = hdd_random_iops ("", 1000e9 / 512, 5000);
+
+  t_on = closed_loop (&l, &on, 32, 20000, &w);
+  iops_on = 20000 / (t_on / NS_PER_S);
+  rng = 4;
+  t_off = closed_loop (&l, &off, 32, 5000, &w);
+  iops_off = 5000 / (t_off / NS_PER_S);
+  printf ("hdd random 4 KiB reads, queue depth 32: %.1f IO/s with NCQ, "
+          "%.1f in order (%.1f at depth 1)\n", iops_on, iops_off, qd1);
+  CHECK (within (iops_off, qd1, 0.05));
+  CHECK (iops_on > 2.2 * qd1);
+  dev_free (&on);
+  dev_free (&off);
+}
+
+/* No command waits much past the age limit: at depth 32 the limit
+ * cuts the tail (it has to, in a long enough run), and with none the
+ * unluckiest wait longer. */
+static void
+test_hdd_ncq_starvation (void)
+{
+  struct dev limited = dev_new ("hdd", "ncq-age-limit=100ms");
+  struct dev unlimited = dev_new ("hdd", "ncq-age-limit=1000000ms");
+  uint64_t rng = 9, worst_limited, worst_unlimited;
+  struct workload w = { random_read, NULL, &rng };
+  struct loop l;
+
+  closed_loop (&l, &limited, 32, 20000, &w);
+  worst_limited = l.max_wait;
+  rng = 9;
+  closed_loop (&l, &unlimited, 32, 20000, &w);
+  worst_unlimited = l.max_wait;
+  printf ("hdd ncq: longest wait %.0f ms with a 100 ms age limit, %.0f ms "
+          "without\n", worst_limited / MS, worst_unlimited / MS);
+  /* Past the limit a command waits for the one in service and for the
+   * older ones past it: a full stroke and a turn each at most. */
+  CHECK (worst_limited < 100 * MS + 32 * (16 + 8.34 + 0.03) * MS);
+  CHECK (worst_unlimited > worst_limited);
+  dev_free (&limited);
+  dev_free (&unlimited);
 }
 
 /* ---- usb ---- */
@@ -342,6 +714,31 @@ test_usb_merge (void)
   printf ("usb merge: %.2f ms for a 4 MiB AU at 100 MB/s + 3 ms erase\n",
           merge_ns / 1e6);
   dev_free (&d);
+}
+
+/* The default merge, from the flashbench README's --open-au example: a
+ * 4 MiB unit merged in 241 ms where the card wrote it in order in
+ * 455 ms, 0.53 of it; the stick writes 4 MiB at 170 MB/s in 24.67 ms,
+ * so a merge takes 13.1 ms: 4 MiB at 320 MB/s, no erase on top.  The
+ * same for an 8 MiB unit (the Patriot stick of the flashbench-results
+ * list) doubles it. */
+static void
+test_usb_merge_defaults (void)
+{
+  struct dev d = dev_new ("usb", ""), big = dev_new ("usb", "au=8MiB");
+  uint64_t t = dev_io (&d, DEV_WRITE, 256, 256, 0), again;
+  double write_ns = 128 * KiB / 170e6 * NS_PER_S;
+
+  again = dev_io (&d, DEV_WRITE, 0, 256, t) - t;
+  CHECK (within (again - write_ns, 4194304 / 320e6 * NS_PER_S, 1e-6));
+  CHECK (within ((4194304 / 170e6) * (241.0 / 455), 4194304 / 320e6, 0.01));
+  t = dev_io (&big, DEV_WRITE, 256, 256, 0);
+  again = dev_io (&big, DEV_WRITE, 0, 256, t) - t;
+  CHECK (within (again - write_ns, 2 * 4194304 / 320e6 * NS_PER_S, 1e-6));
+  printf ("usb merge by default: %.2f ms (4 MiB AU), %.2f ms (8 MiB)\n",
+          4194304 / 320e6 * 1e3, 2 * 4194304 / 320e6 * 1e3);
+  dev_free (&d);
+  dev_free (&big);
 }
 
 /* STREAMS in-order 128 KiB streams in different AUs, round-robin. */
@@ -479,6 +876,153 @@ test_ssd_order (void)
   CHECK (ssd_qd32 (sectors, 512) == shuffled);
 }
 
+/* ---- RAID 10 behind a RAID card ---- */
+
+/* The card's latency and the X25-E's: a 4 KiB read alone takes
+ * ctrl-latency + read-latency, 226 + 75 us: 3322 a second, the raw
+ * figure.  A 512-byte one moves 3584 bytes less over the 250 MB/s link:
+ * 14.3 us less (the command 28.571, flash 30.045, link 2.048 us). */
+static void
+test_raid_x25e_latency (void)
+{
+  struct dev d = dev_new ("x25e-raid10", "");
+  uint64_t t = 1000000, page, sector;
+
+  page = dev_io (&d, DEV_READ, 123456 * 8, 8, t) - t;
+  t += 1000000;
+  sector = dev_io (&d, DEV_READ, 777777, 1, t) - t;
+  printf ("x25e-raid10: a 4 KiB read %.3f us (%.0f/s), 512 bytes %.3f us "
+          "(%.0f/s)\n", page / 1e3, 1e9 / page, sector / 1e3,
+          1e9 / sector);
+  CHECK (page == 226000 + 75000);
+  CHECK (sector == 226000 + 28571 + 30045 + 2048);
+  dev_free (&d);
+}
+
+/* The SAS array on round disks (one pair, a 1 MiB stripe, the card's
+ * latency 100 us, no drive overhead): a read that continues where its
+ * disk's head is takes 100 us + 8 sectors of 10 us; any other seeks. */
+#define ROUND_SAS "ctrl-latency=100us,cmd-overhead=0,capacity=0.512GB," \
+  "cylinders=1000,rpm=6000,bandwidth=51.2MB/s,seek-t2t=1ms," \
+  "seek-avg=4.32333333333ms,seek-full=10.99ms"
+#define ROUND_PAIR ROUND_SAS ",disks=2,stripe=1024KiB"
+#define STREAMED (100000 + 8 * 10000)
+
+/* Reads R1-R5 after a write at 0 (both heads then at 8): R1 at 500000
+ * (disk a on a tie), R2 at 8, R3 at 500008, R4 at 16, R5 at 24.  Which
+ * of R2-R5 streamed, as a string of S (streamed) and s (sought). */
+static void
+mirror_reads (const char *policy, char *pattern)
+{
+  static const uint64_t at[] = { 500000, 8, 500008, 16, 24 };
+  char text[512];
+  struct dev d;
+  uint64_t t = 0, done;
+  unsigned i;
+
+  snprintf (text, sizeof text, ROUND_PAIR ",read-policy=%s", policy);
+  d = dev_new ("sas15k-raid10", text);
+  t = dev_io (&d, DEV_WRITE, 0, 8, t);
+  for (i = 0; i < 5; i++) {
+    done = dev_io (&d, DEV_READ, at[i], 8, t);
+    if (i > 0)
+      pattern[i - 1] = done - t == STREAMED ? 'S' : 's';
+    t = done;
+  }
+  pattern[4] = '\0';
+  dev_free (&d);
+}
+
+/* By hand: primary reads everything on disk a, which R1 sent far away
+ * (R5 continues R4 there);
+ * alternate sends R2 and R4 to b, R3 and R5 to a (a is off R5's
+ * stream); nearest follows both streams. */
+static void
+test_raid_mirror_choice (void)
+{
+  char primary[5], alternate[5], nearest[5];
+
+  mirror_reads ("primary", primary);
+  mirror_reads ("alternate", alternate);
+  mirror_reads ("nearest", nearest);
+  printf ("raid10 mirror reads R2-R5 (S streamed, s sought): primary %s, "
+          "alternate %s, nearest %s\n", primary, alternate, nearest);
+  CHECK (strcmp (primary, "sssS") == 0);
+  CHECK (strcmp (alternate, "SSSs") == 0);
+  CHECK (strcmp (nearest, "SSSS") == 0);
+}
+
+/* The stripe: with 2 pairs and 4 KiB chunks, sector 16 (chunk 2) is on
+ * pair 0 right after chunk 0, sector 8 (chunk 1) at the start of pair
+ * 1; a read across chunks 0 and 1 is two pieces served at once; a write
+ * completes when both disks of its pair have it. */
+static void
+test_raid_stripe (void)
+{
+  struct dev d = dev_new ("sas15k-raid10", ROUND_SAS
+                          ",disks=4,stripe=4KiB");
+  struct dev fresh = dev_new ("sas15k-raid10", ROUND_SAS
+                              ",disks=4,stripe=4KiB");
+  uint64_t t = 0, done;
+
+  done = dev_io (&d, DEV_READ, 0, 8, t);
+  CHECK (done - t == STREAMED);
+  t = done;
+  done = dev_io (&d, DEV_READ, 16, 8, t);         /* pair 0, after 0 */
+  CHECK (done - t == STREAMED);
+  t = done;
+  done = dev_io (&d, DEV_READ, 8, 8, t);          /* pair 1 at 0 */
+  CHECK (done - t == STREAMED);
+  t = done;
+  done = dev_io (&d, DEV_READ, 48, 8, t);         /* pair 0 at 24 */
+  CHECK (done - t > STREAMED);
+  CHECK (dev_io (&fresh, DEV_READ, 0, 16, 0) == STREAMED);
+  t = done;
+  done = dev_io (&d, DEV_WRITE, 56, 8, t);        /* pair 1 at 24 */
+  CHECK (done - t > STREAMED);
+  CHECK (dev_io (&d, DEV_FLUSH, 0, 0, t) == done);
+  dev_free (&d);
+  dev_free (&fresh);
+}
+
+/* Random 4 KiB reads over the array, one at a time: IO/s. */
+static double
+raid_random_iops (const char *name, const char *params, uint32_t nsect,
+                  unsigned n)
+{
+  struct dev d = dev_new (name, params);
+  uint64_t rng = 31337, t = 0, span = 0;
+  unsigned i;
+
+  span = d.p[0] / 2 * (strcmp (name, "x25e-raid10") == 0 ? 64 : 146.8)
+    * 1e9 / 512;
+  for (i = 0; i < n; i++)
+    t = dev_io (&d, DEV_READ, next_random (&rng) % (span / 8) * 8, nsect, t);
+  dev_free (&d);
+  return n / (t / NS_PER_S);
+}
+
+/* The raw seeker figures of 2010, 3320 and 257 seeks/s, from the model
+ * at queue depth 1 (the 2.6.32 page cache reads 4 KiB pages).  The SAS
+ * array's depends on which disk of a pair reads: only a choice that
+ * shortens seeks comes near it. */
+static void
+test_raid_raw_figures (void)
+{
+  double x25e = raid_random_iops ("x25e-raid10", "", 8, 2000);
+  double sas = raid_random_iops ("sas15k-raid10", "", 8, 20000);
+  double sas_primary = raid_random_iops ("sas15k-raid10",
+                                         "read-policy=primary", 8, 20000);
+  double x25e_512 = raid_random_iops ("x25e-raid10", "", 1, 2000);
+
+  printf ("raw random reads at depth 1: x25e-raid10 %.0f/s (3320; %.0f/s "
+          "at 512 bytes), sas15k-raid10 %.0f/s (257; %.0f/s reading the "
+          "primary disk only)\n", x25e, x25e_512, sas, sas_primary);
+  CHECK (within (x25e, 3320, 0.01));
+  CHECK (within (sas, 257, 0.10));
+  CHECK (sas_primary < 0.85 * sas);
+}
+
 /* ---- every model ---- */
 
 /* A mixed random run of N IOs; the same on every instance.  Every flush
@@ -513,25 +1057,95 @@ mixed_run (const char *name, const char *params, unsigned n)
   return sum;
 }
 
+/* The same mix, DEPTH at a time through the event-driven caller. */
+#define MIXED_N 4000
+
+struct mixed
+{
+  uint64_t rng, next_seq, sum;
+  uint64_t seq[LOOP_TAGS];        /* the command in each tag */
+  enum dev_op op[MIXED_N + LOOP_TAGS];
+  uint64_t done[MIXED_N + LOOP_TAGS];   /* UINT64_MAX: not completed */
+};
+
+static struct dev_io
+mixed_next (void *ctx, unsigned tag)
+{
+  struct mixed *m = ctx;
+  uint64_t r = next_random (&m->rng);
+  struct dev_io io = { r & 1 ? DEV_WRITE : DEV_READ,
+                       (r >> 8) % (64 * GiB / 512), 1 + (r >> 40) % 2560 };
+
+  if (r >> 60 == 0)
+    io = (struct dev_io) { DEV_FLUSH, 0, 0 };
+  else if (r >> 60 == 1)
+    io = (struct dev_io) { DEV_DISCARD, r % (GiB / 512), 2048 };
+  m->seq[tag] = m->next_seq;
+  m->op[m->next_seq] = io.op;
+  m->done[m->next_seq++] = UINT64_MAX;
+  return io;
+}
+
+static void
+mixed_done (void *ctx, unsigned tag, uint64_t queued, uint64_t at)
+{
+  struct mixed *m = ctx;
+
+  m->done[m->seq[tag]] = at;
+  m->sum += at - queued;
+}
+
+/* Every flush that completed did so after every write queued before
+ * it; the sum of the latencies, for comparing runs. */
+static uint64_t
+mixed_loop (const char *name, const char *params)
+{
+  static struct mixed m;
+  struct workload w = { mixed_next, mixed_done, &m };
+  struct dev d = dev_new (name, params);
+  unsigned depth = d.model->queue_depth < 16 ? d.model->queue_depth : 16;
+  struct loop l;
+  uint64_t f, i, late = 0;
+
+  m = (struct mixed) { .rng = 777 };
+  closed_loop (&l, &d, depth, MIXED_N, &w);
+  for (f = 0; f < m.next_seq; f++)
+    for (i = 0; m.op[f] == DEV_FLUSH && m.done[f] != UINT64_MAX && i < f;
+         i++)
+      late += m.op[i] == DEV_WRITE && m.done[i] > m.done[f];
+  CHECK_MSG (late == 0, "%s %s: %" PRIu64 " writes after a later flush",
+             name, params, late);
+  dev_free (&d);
+  return m.sum;
+}
+
 static void
 test_all_models (void)
 {
   static const char *const cases[][2] = {
     { "hdd", "" }, { "hdd", "write-cache=1,cache-size=8MiB" },
+    { "hdd", "ncq=off" }, { "hdd", "ncq=off,write-cache=1" },
     { "usb", "" }, { "usb", "open-units=4,au=1MiB" },
     { "ssd", "" }, { "ssd", "channels=3" },
+    { "x25e-raid10", "" }, { "x25e-raid10", "read-policy=alternate" },
+    { "sas15k-raid10", "" }, { "sas15k-raid10", "tcq=off,stripe=16KiB" },
   };
   const char *names = device_model_names ();
   size_t i;
 
-  CHECK (strcmp (names, "hdd usb ssd") == 0);
+  CHECK (strcmp (names, "hdd usb ssd x25e-raid10 sas15k-raid10") == 0);
   CHECK (device_model_find ("floppy") == NULL);
   CHECK (device_model_find ("hdd")->queue_depth == 32);
   CHECK (device_model_find ("usb")->queue_depth == 1);
   CHECK (device_model_find ("ssd")->queue_depth == 32);
-  for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    CHECK (mixed_run (cases[i][0], cases[i][1], 100000)
-           == mixed_run (cases[i][0], cases[i][1], 100000));
+  CHECK (device_model_find ("x25e-raid10")->queue_depth == 246);
+  CHECK (device_model_find ("sas15k-raid10")->queue_depth == 246);
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK (mixed_run (cases[i][0], cases[i][1], 20000)
+           == mixed_run (cases[i][0], cases[i][1], 20000));
+    CHECK (mixed_loop (cases[i][0], cases[i][1])
+           == mixed_loop (cases[i][0], cases[i][1]));
+  }
 }
 
 /* ---- parameters ---- */
@@ -608,6 +1222,12 @@ test_param_units (void)
     { "ssd", "channels=4", "channels", 4 },
     { "hdd", "", "rpm", 7200 },
     { "hdd", " rpm = 5400 , , seek-avg=9ms,", "rpm", 5400 },
+    { "hdd", "ncq-age-limit=0.25s", "ncq-age-limit", 250 },
+    { "sas15k-raid10", "", "read-policy", 2 },
+    { "sas15k-raid10", "read-policy=primary", "read-policy", 0 },
+    { "x25e-raid10", "read-policy = alternate ", "read-policy", 1 },
+    { "x25e-raid10", "stripe=1MiB", "stripe", 1024 },
+    { "sas15k-raid10", "tcq-age-limit=2s", "tcq-age-limit", 2000 },
   };
   static const char *const yes[] = { "1", "true", "yes", "on", "TRUE" };
   static const char *const no[] = { "0", "false", "no", "off", "Off" };
@@ -659,6 +1279,12 @@ test_param_errors (void)
   refused ("hdd", "rpm=7200,foo=1", "foo");
   refused ("hdd", "foo=1", "seek-avg");        /* the keys are listed */
   refused ("usb", "seek-avg=8ms", "open-units");
+  refused ("x25e-raid10", "read-policy=random", "read-policy");
+  refused ("x25e-raid10", "read-policy=Nearest", "primary|alternate");
+  refused ("sas15k-raid10", "read-policy=", "read-policy");
+  refused ("hdd", "ncq=maybe", "ncq");
+  refused ("sas15k-raid10", "disks=34", "disks");
+  refused ("x25e-raid10", "stripe=2KiB", "stripe");
 }
 
 /* A model's own checks, at create: one line naming the key. */
@@ -685,6 +1311,10 @@ test_create_errors (void)
   create_refused ("hdd", "seek-t2t=9ms", "seek-avg");  /* t2t > avg */
   create_refused ("hdd", "capacity=0.001,cylinders=10000", "cylinders");
   create_refused ("usb", "au=100000B", "au");
+  create_refused ("sas15k-raid10", "disks=3", "disks");
+  create_refused ("sas15k-raid10", "seek-avg=1ms", "seek-avg");
+  create_refused ("x25e-raid10", "read-latency=40us", "read-latency");
+  create_refused ("x25e-raid10", "iops=10000", "read-latency");
 }
 
 static void
@@ -740,11 +1370,14 @@ test_describe (void)
   REQUIRE (fp, "open_memstream");
   model_params_describe (device_model_find ("hdd"), fp);
   model_params_describe (device_model_find ("usb"), fp);
+  model_params_describe (device_model_find ("sas15k-raid10"), fp);
   fclose (fp);
   CHECK (strstr (text, "seek-avg       8.5ms") != NULL);
   CHECK (strstr (text, "bandwidth      150MB/s") != NULL);
   CHECK (strstr (text, "open-units     2 ") != NULL);
   CHECK (strstr (text, "usb: ") != NULL);
+  CHECK (strstr (text, "read-policy    nearest ") != NULL);
+  CHECK (strstr (text, "tcq            on ") != NULL);
   free (text);
 }
 
@@ -755,7 +1388,8 @@ test_docs (const char *argv0)
 {
   char path[4096], *doc = NULL, *table = NULL;
   size_t doc_size = 0, table_size = 0, i;
-  const char *names[] = { "hdd", "usb", "ssd" };
+  const char *names[] = { "hdd", "usb", "ssd", "x25e-raid10",
+                          "sas15k-raid10" };
   FILE *fp;
 
   snprintf (path, sizeof path, "%.*s../../docs/device-models.md",
@@ -787,13 +1421,25 @@ main (int argc, char **argv)
   test_hdd_random ();
   test_hdd_write_cache ();
   test_hdd_wrap ();
+  test_hdd_in_order_unchanged ();
+  test_hdd_ncq_order ();
+  test_hdd_ncq_age_limit ();
+  test_hdd_ncq_flush ();
+  test_hdd_ncq_cache ();
+  test_hdd_ncq_qd32 ();
+  test_hdd_ncq_starvation ();
   test_usb_write_orders ();
   test_usb_merge ();
+  test_usb_merge_defaults ();
   test_usb_open_units ();
   test_usb_reads ();
   test_ssd_parallel ();
   test_ssd_bandwidth ();
   test_ssd_order ();
+  test_raid_x25e_latency ();
+  test_raid_mirror_choice ();
+  test_raid_stripe ();
+  test_raid_raw_figures ();
   test_all_models ();
   test_param_units ();
   test_param_errors ();
