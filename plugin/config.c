@@ -212,28 +212,29 @@ set_type (const char *value)
   return -1;
 }
 
+/* confignum.c: every number of the command line. */
+int config_number (const char *key, const char *value, uint64_t min,
+                   uint64_t max, uint64_t *dst);
+int config_size (const char *key, const char *value, uint64_t min,
+                 const char *min_words, uint64_t *dst);
+
 static int
 set_sectors (const char *key, const char *value, uint64_t *dst, bool *have)
 {
-  if (nbdkit_parse_uint64_t (key, value, dst) == -1)
+  if (config_number (key, value, 0, UINT64_MAX, dst) == -1)
     return -1;
   *have = true;
   return 0;
 }
 
+/* A request is split into chunks of whole encryption sectors, which are
+ * 512 bytes at least: a smaller chunk could hold no sector.  One under
+ * the volume's own sector size, known later, takes a sector with a
+ * notice (mapping.c). */
 static int
-set_size (const char *key, const char *value, uint64_t *dst)
+set_chunk_size (const char *key, const char *value, uint64_t *dst)
 {
-  int64_t r = nbdkit_parse_size (value);
-
-  if (r == -1)
-    return -1;
-  if (r == 0) {
-    nbdkit_error ("%s: must be greater than zero", key);
-    return -1;
-  }
-  *dst = r;
-  return 0;
+  return config_size (key, value, 512, "one 512-byte sector", dst);
 }
 
 /* tcrypt-hidden=, tcrypt-system=, tcrypt-backup=.  Returns 1 when KEY
@@ -377,11 +378,11 @@ dmcrypt_config (const char *key, const char *value)
     return set_sectors (key, value, &params.iv_offset,
                         &params.have_iv_offset);
   else if (strcmp (key, "max-read-size") == 0)
-    return set_size (key, value, &params.max_read_size);
+    return set_chunk_size (key, value, &params.max_read_size);
   else if (strcmp (key, "max-write-size") == 0)
-    return set_size (key, value, &params.max_write_size);
+    return set_chunk_size (key, value, &params.max_write_size);
   else if (strcmp (key, "max-inflight") == 0)
-    return set_size (key, value, &params.max_inflight);
+    return config_size (key, value, 1, "one byte", &params.max_inflight);
   return config_numeric (key, value);
 }
 

@@ -44,6 +44,22 @@ bad ()
   checked=$((checked + 1))
 }
 
+# bad_exactly NAME LINE IMAGE plugin-args...
+#   as bad, but the error must be LINE exactly (the scratch files' names
+#   written FILE) and nbdkit's exit status 1.
+bad_exactly ()
+{
+  local name=$1 line=$2 image=$3 rc; shift 3
+
+  bad "$name" '.' "$image" "$@"
+  timeout -k 5 30 nbdkit -U - "$plugin" "$@" --run true \
+    </dev/null >/dev/null 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq 1 ] || fail "$name: exit status $rc, wanted 1"
+  [ "$(sed "s|$tmp/[^ :,)]*|FILE|g" "$tmp/err")" = "$line" ] \
+    || fail "$name: the error is not: $line"
+}
+
 # A table line for a plain image: table SPEC HEXKEY [rest...]
 xts_key=$(random_hex 64)
 
@@ -147,6 +163,40 @@ bad plain-over-luks-header 'LUKS header that this plain mapping would overwrite.
 bad plain-table-over-luks-header 'LUKS header.*overwrite' "$tmp/luks2.img" \
   "${L2[@]}" table="0 $sectors crypt aes-xts-plain64 $xts_key 0 x 0"
 
+# --- numbers --------------------------------------------------------------
+# Every numeric parameter is read by dmcrypt, whose refusal names the
+# parameter and the value (nbdkit's own parsers name neither).
+for key in keyfile-offset keyfile-size key-slot veracrypt-pim offset \
+           iv-offset sector-size key-size workers max-read-size \
+           max-write-size max-inflight max-write-rounds min-block-size \
+           nr-requests device-speed hz; do
+  bad "$key-not-a-number" "^nbdkit: error: $key: 'abc' is not a " - \
+    "${L2[@]}" passphrase=+"$tmp/pw" "$key=abc"
+done
+bad_exactly workers-abc \
+  "nbdkit: error: workers: 'abc' is not a whole number from 1 to 1024" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" workers=abc
+bad_exactly workers-too-many \
+  "nbdkit: error: workers: '5000' is not a whole number from 1 to 1024" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" workers=5000
+bad_exactly offset-negative \
+  "nbdkit: error: offset: '-8' is not a whole number" - \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" offset=-8
+bad_exactly max-inflight-suffix \
+  "nbdkit: error: max-inflight: '1x' is not a size (bytes, or with a suffix: \
+512s, 4K, 1M, 2G)" \
+  - "${L2[@]}" passphrase=+"$tmp/pw" max-inflight=1x
+bad_exactly max-write-size-3 \
+  "nbdkit: error: max-write-size: '3' is less than one 512-byte sector" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" max-write-size=3
+bad_exactly max-read-size-3 \
+  "nbdkit: error: max-read-size: '3' is less than one 512-byte sector" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" max-read-size=3
+bad_exactly passphrase-bad-fd \
+  "nbdkit: error: passphrase: '-' must be followed by a file descriptor \
+number (-FD), or be alone (ask on the terminal)" \
+  - "${L2[@]}" passphrase=-x3
+
 # --- plain mode: parameters -----------------------------------------------
 bad plain-without-key 'key|table|cipher' "$tmp/plain.img" \
   "${P[@]}" type=plain
@@ -245,6 +295,18 @@ good ()  # good NAME plugin-args...
 }
 good plain-over-luks-with-type "${L2[@]}" type=plain \
   cipher=aes-xts-plain64 key="$xts_key"
+# LUKS2 on a file has 4096-byte sectors: a smaller chunk size takes one
+# sector, and says so in one notice.
+timeout -k 5 30 nbdkit -U - "$plugin" "${L2[@]}" passphrase=+"$tmp/pw" \
+  max-write-size=1K --run true </dev/null 2>"$tmp/err" \
+  || { cat "$tmp/err"; fail "max-write-size under the sector: refused"; }
+[ "$(cat "$tmp/err")" = "nbdkit: dmcrypt: note: max-write-size: 1024 bytes \
+is less than the volume's 4096-byte encryption sector: chunks of one sector" ] \
+  || { cat "$tmp/err"; fail "max-write-size under the sector: no notice"; }
+echo "ok: max-write-size under the sector: $(cat "$tmp/err")"
+# Numbers in nbdkit's forms, as before: hex, a size in sectors.
+good numbers-in-nbdkit-forms "${L2[@]}" passphrase=+"$tmp/pw" workers=0x2 \
+  max-write-size=8s max-read-size=4K keyfile-offset=0
 good plain-table-of-luks-data-area "${L2[@]}" \
   table="0 $((sectors * 2 - 32768)) crypt aes-xts-plain64 $xts_key 0 x 32768"
 
