@@ -80,6 +80,8 @@ head -c 16M /dev/urandom > "$tmp/random.img"
 truncate -s 16M "$tmp/plain.img"
 # The LUKS2 header with its data area cut short (data starts at 16 MiB).
 head -c 8M "$tmp/luks2.img" > "$tmp/truncated.img"
+# Cut inside the header: its binary header and JSON area are 16 KiB.
+head -c 4K "$tmp/luks2.img" > "$tmp/truncated-4k.img"
 # A LUKS1 header whose cipher field names a cipher we do not have
 # (LUKS1 has no header checksum, so the header still loads).
 cp "$tmp/luks1.img" "$tmp/cipher-edited.img"
@@ -109,6 +111,9 @@ bad empty-file 'empty|small|short|not a LUKS' "$tmp/empty.img" \
   file="$tmp/empty.img" passphrase=+"$tmp/pw"
 bad truncated-luks 'small|short|truncat|beyond' "$tmp/truncated.img" \
   file="$tmp/truncated.img" passphrase=+"$tmp/pw"
+bad_exactly truncated-in-header "nbdkit: error: FILE: truncated: 4096 bytes, \
+where its LUKS2 header needs 16384" \
+  "$tmp/truncated-4k.img" file="$tmp/truncated-4k.img" passphrase=+"$tmp/pw"
 bad luks1-type-on-luks2 'LUKS1|luks1' "$tmp/luks2.img" \
   "${L2[@]}" passphrase=+"$tmp/pw" type=luks1
 bad luks2-type-on-luks1 'LUKS2|luks2' "$tmp/luks1.img" \
