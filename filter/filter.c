@@ -514,8 +514,9 @@ filter_flush (nbdkit_next *next, void *handle, uint32_t flags, int *err)
 static struct nbdkit_filter filter = {
   .name              = "dmcrypt",
   .longname          = "nbdkit userspace dm-crypt filter",
-  .description       = "Serves the plaintext of LUKS1, LUKS2 and plain "
-                       "dm-crypt ciphertext from any plugin",
+  .description       = "Serves the plaintext of LUKS1, LUKS2, plain "
+                       "dm-crypt, BitLocker, TrueCrypt/VeraCrypt and "
+                       "FileVault2 ciphertext from any plugin",
   .load              = filter_load,
   .unload            = filter_unload,
   .config            = filter_config,

@@ -45,7 +45,7 @@ struct dmcrypt_params params = { .key_slot = -1,
   "offset=<SECTORS>    Plain mode: data offset, 512-byte sectors.\n" \
   "iv-offset=<SECTORS> Plain mode: IV offset, 512-byte sectors.\n" \
   "sector-size=<BYTES> Plain mode: encryption sector size (512..4096).\n" \
-  "allow-discards=<BOOL>  Pass trims down as holes in the backing file.\n" \
+  "allow-discards=<BOOL>  Pass trims down to the image (allow_discards).\n" \
   "same-cpu-crypt=<BOOL>  Keep a request's crypto on one worker.\n" \
   "submit-from-crypt-cpus=<BOOL>  Dispatch writes as workers finish.\n" \
   "no-read-workqueue=<BOOL>  Decrypt in the calling thread.\n" \
@@ -76,14 +76,18 @@ struct dmcrypt_params params = { .key_slot = -1,
   "hz=<N>              Lab: the modelled kernel's timer ticks a second.\n" \
   "control=<SOCKET>    Control socket for dmcryptctl.\n" \
   "name=<NAME>         Volume name for dmcryptctl.\n" \
-  "readonly=<BOOL>     Open with a read-only live table.\n" \
-  "Each also as dmcrypt-KEY=, e.g. dmcrypt-offset=, beside a KEY= of the plugin."
+  "readonly=<BOOL>     Open with a read-only live table."
 
 const char dmcrypt_config_help[] =
-  "file=<FILENAME>     (required) The LUKS, FileVault2 or plain image or\n"
-  "                    block device.\n"
+  "file=<FILENAME>     (required) The image or block device: LUKS1, LUKS2,\n"
+  "                    plain dm-crypt, BitLocker, TrueCrypt/VeraCrypt or\n"
+  "                    FileVault2.\n"
   PARAMS_HELP;
-const char dmcrypt_filter_config_help[] = PARAMS_HELP;
+/* The filter's data is the layer below: no file=. */
+const char dmcrypt_filter_config_help[] =
+  PARAMS_HELP "\n"
+  "Each also as dmcrypt-KEY=, e.g. dmcrypt-offset=, beside a KEY= of the "
+  "plugin.";
 
 /* In the order of enum crypt_table_flag's bits. */
 static const char *const flag_keys[] = {

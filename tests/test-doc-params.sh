@@ -6,6 +6,8 @@
 # documents a parameter the program does not list; README.md's "Supported
 # ciphers" paragraph names every IV mode of crypto/cipher_spec.c.  The
 # filter's help lists the same parameters but file= (the plugin's).
+# Each --help names every format and only the filter's speaks of
+# dmcrypt-KEY=.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit
 plugin_built_or_fail
@@ -31,6 +33,26 @@ help_params "$tmp/plugin-help" > "$tmp/program"
 nbdkit --filter="$filter_so" null --help > "$tmp/fhelp" 2>&1 \
   || fail "nbdkit --filter=dmcrypt null --help failed"
 sed -n '/^filter: dmcrypt/,/^plugin:/p' "$tmp/fhelp" > "$tmp/filter-help"
+
+# Each front end's --help names every format where it says what dmcrypt
+# serves (its description, the third line; the plugin's file=), and says
+# nothing true of the other front end alone: dmcrypt-KEY= is the filter's.
+sed -n 3p "$tmp/plugin-help" > "$tmp/plugin-what"
+sed -n '/^file=/,/^[a-z][a-z0-9-]*=/p' "$tmp/plugin-help" | sed '$d' \
+  > "$tmp/plugin-file"
+sed -n 3p "$tmp/filter-help" > "$tmp/filter-what"
+for format in LUKS1 LUKS2 "plain dm-crypt" BitLocker TrueCrypt/VeraCrypt \
+              FileVault2; do
+  for what in plugin-what plugin-file filter-what; do
+    tr '\n' ' ' < "$tmp/$what" | sed 's/  */ /g' | grep -qF "$format" \
+      || fail "--help does not name $format ($what: $(cat "$tmp/$what"))"
+  done
+done
+grep -q 'dmcrypt-KEY=' "$tmp/plugin-help" \
+  && fail "the plugin's --help speaks of dmcrypt-KEY=, the filter's alone"
+grep -q 'dmcrypt-KEY=' "$tmp/filter-help" \
+  || fail "the filter's --help does not say dmcrypt-KEY="
+echo "ok: both --help name every format; dmcrypt-KEY= in the filter's alone"
 help_params "$tmp/filter-help" > "$tmp/filter-program"
 grep -vx file "$tmp/program" > "$tmp/program-but-file"
 if cmp -s "$tmp/program-but-file" "$tmp/filter-program"; then
