@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every bad input the contract names: nbdkit must exit non-zero, without a
-# crash (exit status 128 or more) or a hang, with ONE error line that names
-# the problem, and the image it was pointed at must be left byte for byte
-# as it was.
+# Every bad input the contract names (docs/interface.md, "Errors"): nbdkit
+# must exit non-zero, without a crash (exit status 128 or more) or a hang,
+# with ONE error line that names the problem, and the image it was pointed
+# at must be left byte for byte as it was.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit cryptsetup timeout
 plugin_built_or_fail
