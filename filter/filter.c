@@ -5,11 +5,18 @@
  * (nextback.c); this file only speaks nbdkit's filter API.
  *
  * The next layer exists only after nbdkit forked, so the volume opens
- * in .after_fork, once for every connection, on a context of its own. */
+ * in .after_fork, once for every connection, on a context of its own.
+ * nbdkit 1.32 gives a filter the layer below only from .after_fork
+ * (nbdkit_next_context_open needs the backend that .after_fork gets;
+ * .get_ready gets none), and a plugin such as nbd with shared=true is
+ * ready only after its own .after_fork: by then nbdkit has gone into
+ * the background and its exit status was 0. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nbdkit-filter.h>
@@ -34,6 +41,9 @@ static char header_path[64];
 /* Under --run, a volume that did not open: every connection is refused
  * (the error is in the log), so that the command fails at once. */
 static bool failed_under_run;
+/* nbdkit's command line, read in .get_ready, before nbdkit leaves its
+ * working directory; the socket and PID file made absolute. */
+static struct cmdline_facts server;
 
 /* ---- Parameters ---- */
 
@@ -171,12 +181,39 @@ filter_thread_model (void)
   return NBDKIT_THREAD_MODEL_PARALLEL;
 }
 
+/* PATH relative to nbdkit's first directory, as nbdkit_absolute_path
+ * made its own copy (server/main.c: -U, -P), or NULL. */
+static int
+absolute (char **path)
+{
+  char *abs;
+
+  if (*path == NULL || **path == '/')
+    return 0;
+  if ((abs = nbdkit_absolute_path (*path)) == NULL)
+    return -1;
+  free (*path);
+  *path = abs;
+  return 0;
+}
+
+static void
+read_server_cmdline (void)
+{
+  if (cmdline_proc_facts (&server) == -1
+      || absolute (&server.unix_socket) == -1
+      || absolute (&server.pid_file) == -1)
+    nbdkit_debug ("dmcrypt: cannot read nbdkit's command line: "
+                  "assuming no -r, no --run, no socket or PID file");
+}
+
 /* The control socket needs no volume: made before nbdkit forks, a name
  * in use ends the server with exit status 1 even in the background. */
 static int
 filter_get_ready (int thread_model)
 {
   serialise = thread_model < NBDKIT_THREAD_MODEL_PARALLEL;
+  read_server_cmdline ();
   return control_open ();
 }
 
@@ -207,27 +244,60 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   return 0;
 }
 
-/* An error here ends the server: in the foreground nbdkit exits 1.
- * Under --run nbdkit would keep its socket for the command, which would
- * then wait for a server that is gone: the server stays, and refuses
- * every connection instead. */
+/* The PID file at PATH names this process. */
+static bool
+names_this_process (const char *path)
+{
+  FILE *fp = fopen (path, "re");
+  long pid = 0;
+  bool ours;
+
+  if (fp == NULL)
+    return false;
+  ours = fscanf (fp, "%ld", &pid) == 1 && pid == (long) getpid ();
+  fclose (fp);
+  return ours;
+}
+
+/* nbdkit 1.32 never removes its Unix socket, and writes the PID file
+ * before .after_fork (main.c, start_serving): a server that ends here
+ * would leave a socket that refuses connections and a PID file of a
+ * process that is gone. */
+static void
+remove_server_files (void)
+{
+  struct stat st;
+
+  if (server.unix_socket && lstat (server.unix_socket, &st) == 0
+      && S_ISSOCK (st.st_mode) && unlink (server.unix_socket) == 0)
+    nbdkit_debug ("dmcrypt: removed the socket %s", server.unix_socket);
+  if (server.pid_file && names_this_process (server.pid_file)
+      && unlink (server.pid_file) == 0)
+    nbdkit_debug ("dmcrypt: removed the PID file %s", server.pid_file);
+}
+
+/* An error here ends the server, without its socket and PID file: in
+ * the foreground nbdkit exits 1; in the background it exited 0 already
+ * and the error is in its log (syslog).  Under --run nbdkit would keep
+ * its socket for the command, which would then wait for a server that
+ * is gone: the server stays, and refuses every connection instead. */
 static int
 filter_after_fork (nbdkit_backend *nxdata)
 {
-  struct cmdline_facts cl = { .readonly = false };
-
-  if (cmdline_proc_facts (&cl) == -1)
-    nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
-  if (open_lower (nxdata, cl.readonly) == 0 && volume_open () == 0
+  if (open_lower (nxdata, server.readonly) == 0 && volume_open () == 0
       && lab_start () == 0
       && dm_start (volume.dm) == 0)
     return control_start ();
   /* The socket was made before the fork: no volume answers on it. */
   control_close ();
-  if (!cl.run)
-    return -1;
-  failed_under_run = true;
-  return 0;
+  if (server.run) {
+    failed_under_run = true;
+    return 0;
+  }
+  nbdkit_debug ("dmcrypt: the volume did not open (nbdkit's log has the "
+                "error): the server ends");
+  remove_server_files ();
+  return -1;
 }
 
 /* Everything that calls the next layer stops before its context goes. */
@@ -267,6 +337,7 @@ filter_unload (void)
 
   filter_cleanup (NULL);
   dmcrypt_params_free ();
+  cmdline_facts_free (&server);
   for (i = 0; i < nprefixed; i++)
     free (prefixed[i]);
   nprefixed = 0;
@@ -447,8 +518,9 @@ filter_flush (nbdkit_next *next, void *handle, uint32_t flags, int *err)
 static struct nbdkit_filter filter = {
   .name              = "dmcrypt",
   .longname          = "nbdkit userspace dm-crypt filter",
-  .description       = "Serves the plaintext of LUKS1, LUKS2 and plain "
-                       "dm-crypt ciphertext from any plugin",
+  .description       = "Serves the plaintext of LUKS1, LUKS2, plain "
+                       "dm-crypt, BitLocker, TrueCrypt/VeraCrypt and "
+                       "FileVault2 ciphertext from any plugin",
   .load              = filter_load,
   .unload            = filter_unload,
   .config            = filter_config,

@@ -89,6 +89,16 @@ void luks_key_slot_list (uint32_t key_slots, const char *sep, char *buf,
  * read.  Nothing is written and no key is derived. */
 int luks_probe_header (const char *path, uint64_t *data_offset);
 
+/* How many bytes of a LUKS image libcryptsetup reads before it can load
+ * the header that HEAD (the image's first N bytes) starts: LUKS1, the
+ * 592-byte header and every keyslot's key material; LUKS2, the binary
+ * header and its JSON area (hdr_size), the primary copy.  Returns the
+ * LUKS version (1 or 2) with *NEEDED, or 0 when HEAD has no LUKS magic.
+ * Read 592 bytes or all the image has. */
+#define LUKS_HEAD_BYTES 592
+int luks_header_needs (const unsigned char *head, size_t n,
+                       uint64_t *needed);
+
 /* Which format PATH starts with, by its magic: returns 1 with *TYPE
  * LUKS_ANY (LUKS1 or LUKS2), LUKS_FVAULT2 or LUKS_BITLK, 0 for neither, -1 with
  * errno when PATH cannot be read.  Only the first 512 bytes are read. */

@@ -17,6 +17,57 @@
 /* LUKS1 and a LUKS2 primary header both start with it. */
 static const char luks_magic[6] = { 'L', 'U', 'K', 'S', '\xba', '\xbe' };
 
+/* Big-endian fields of the on-disk headers. */
+static uint64_t
+be (const unsigned char *p, int bytes)
+{
+  uint64_t v = 0;
+  int i;
+
+  for (i = 0; i < bytes; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* LUKS1 (the LUKS On-Disk Format Specification 1.2.3, 2.4): the phdr's
+ * key-bytes field at 108, eight 48-byte keyslots from 208, each with its
+ * key material offset (512-byte sectors) at +40.  A keyslot's material
+ * is key-bytes times 4000 stripes in whole sectors, whatever its state:
+ * what cryptsetup 2.6 checks (LUKS_device_sectors in
+ * lib/luks1/keymanage.c, with LUKS_STRIPES). */
+static uint64_t
+luks1_needs (const unsigned char *head)
+{
+  uint64_t key_bytes = be (head + 108, 4), end, needed = LUKS_HEAD_BYTES;
+  int i;
+
+  for (i = 0; i < 8; i++) {
+    end = be (head + 208 + 48 * i + 40, 4) * 512
+          + (key_bytes * 4000 + 511) / 512 * 512;
+    if (end > needed)
+      needed = end;
+  }
+  return needed;
+}
+
+int
+luks_header_needs (const unsigned char *head, size_t n, uint64_t *needed)
+{
+  uint64_t hdr_size;
+
+  if (n < 8 || memcmp (head, luks_magic, sizeof luks_magic) != 0)
+    return 0;
+  if (be (head + 6, 2) == 1) {
+    *needed = n < LUKS_HEAD_BYTES ? LUKS_HEAD_BYTES : luks1_needs (head);
+    return 1;
+  }
+  /* LUKS2 (On-Disk Format Specification 1.1.x): hdr_size at 8, the
+   * binary header (4096 bytes) and the JSON area after it. */
+  hdr_size = n < 16 ? 0 : be (head + 8, 8);
+  *needed = hdr_size < 4096 ? 4096 : hdr_size;
+  return 2;
+}
+
 /* The first bytes of PATH into HEAD: how many (short for a small
  * file), or -1 with errno. */
 static ssize_t

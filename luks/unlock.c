@@ -11,6 +11,7 @@
  * header writes open the device read-write, and we do neither. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,6 +148,35 @@ check_no_header (const struct luks_unlock_params *p)
   return -1;
 }
 
+/* A header file shorter than its own LUKS header says it is: named
+ * truncated, where libcryptsetup says "Input/output error" (a LUKS2
+ * JSON area cut short) or nothing at all (a LUKS1 header cut short);
+ * where it says "too small", that stands.  Returns true after the
+ * error line. */
+static bool
+report_truncated (const struct luks_unlock_params *p)
+{
+  unsigned char head[LUKS_HEAD_BYTES];
+  uint64_t needed;
+  off_t size;
+  ssize_t n;
+  int fd = open (header_path (p), O_RDONLY | O_CLOEXEC), version;
+
+  if (fd == -1)
+    return false;
+  n = pread (fd, head, sizeof head, 0);
+  size = lseek (fd, 0, SEEK_END);    /* a block device's size too */
+  close (fd);
+  if (n < 0 || size < 0
+      || (version = luks_header_needs (head, n, &needed)) == 0
+      || (uint64_t) size >= needed)
+    return false;
+  nbdkit_error ("%s: truncated: %jd bytes, where its LUKS%d header needs "
+                "%" PRIu64, header_name (p), (intmax_t) size, version,
+                needed);
+  return true;
+}
+
 /* Loads whatever LUKS version is there, then compares with the one asked
  * for: crypt_load with a version would fail without saying why. */
 static int
@@ -163,7 +193,9 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
   if (r < 0)
     {
       why = luks_log_last_error ();
-      if (why)
+      if ((why == NULL || r == -EIO) && report_truncated (p))
+        ;
+      else if (why)
         nbdkit_error ("%s: cannot load the LUKS header: %s",
                       header_name (p), why);
       /* Silent -EINVAL: no LUKS magic.  -EIO: a file too short to read

@@ -2,7 +2,10 @@
  * plugin that it is read-only only per connection (.open), too late to
  * open the image read-only and to take a shared rather than an
  * exclusive lock; so the server's own command line is read again with
- * nbdkit's option table (server/options.h of nbdkit 1.32). */
+ * nbdkit's option table (server/options.h of nbdkit 1.32).  The same
+ * reading gives the filter --run, and the socket and PID file that a
+ * server ending in .after_fork would leave behind (nbdkit 1.32 removes
+ * neither, main.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,29 +58,62 @@ first_nbdkit_arg (int argc, char **argv)
   return 0;
 }
 
-static void
-scan (int argc, char **argv, struct cmdline_facts *f)
+/* A copy of VALUE (or NULL) into *DST, the last one given winning, as
+ * nbdkit's parser keeps it.  Returns 0, or -1 when out of memory. */
+static int
+keep (char **dst, const char *value)
 {
-  int start = first_nbdkit_arg (argc, argv), n = argc - start, c, i;
+  free (*dst);
+  *dst = value ? strdup (value) : NULL;
+  return value && *dst == NULL ? -1 : 0;
+}
+
+/* Which long option I of nbdkit_long_options is. */
+static bool
+is_long (int i, const char *name)
+{
+  return strcmp (nbdkit_long_options[i].name, name) == 0;
+}
+
+int
+cmdline_scan (int argc, char **argv, struct cmdline_facts *f)
+{
+  int start = first_nbdkit_arg (argc, argv), n = argc - start, c, i = 0;
   char **copy = calloc (n + 1, sizeof *copy);
+  int r = 0;
 
   memset (f, 0, sizeof *f);
   if (copy == NULL || n <= 0) {
     free (copy);
-    return;
+    return copy == NULL && n > 0 ? -1 : 0;
   }
   memcpy (copy, argv + start, n * sizeof *copy);
   /* GNU getopt starts afresh with optind 0; nbdkit is done with it. */
   opterr = 0;
   optind = 0;
-  while ((c = getopt_long (n, copy, nbdkit_short_options,
-                           nbdkit_long_options, &i)) != -1)
+  while (r == 0 && (c = getopt_long (n, copy, nbdkit_short_options,
+                                     nbdkit_long_options, &i)) != -1)
     if (c == 'r')
       f->readonly = true;
-    else if (c == 0 && strcmp (nbdkit_long_options[i].name, "run") == 0)
+    else if (c == 'U' || (c == 0 && is_long (i, "unix")))
+      /* -U - is a socket in nbdkit's own temporary directory. */
+      r = keep (&f->unix_socket, strcmp (optarg, "-") ? optarg : NULL);
+    else if (c == 'P' || (c == 0 && (is_long (i, "pidfile")
+                                     || is_long (i, "pid-file"))))
+      r = keep (&f->pid_file, optarg);
+    else if (c == 0 && is_long (i, "run"))
       f->run = true;
   optind = 1;
   free (copy);
+  return r;
+}
+
+void
+cmdline_facts_free (struct cmdline_facts *f)
+{
+  free (f->unix_socket);
+  free (f->pid_file);
+  f->unix_socket = f->pid_file = NULL;
 }
 
 bool
@@ -85,19 +121,21 @@ cmdline_is_readonly (int argc, char **argv)
 {
   struct cmdline_facts f;
 
-  scan (argc, argv, &f);
+  cmdline_scan (argc, argv, &f);
+  cmdline_facts_free (&f);
   return f.readonly;
 }
 
 int
 cmdline_proc_readonly (bool *readonly)
 {
-  struct cmdline_facts f;
+  struct cmdline_facts f = { .readonly = false };
+  int r = cmdline_proc_facts (&f);
 
-  if (cmdline_proc_facts (&f) == -1)
-    return -1;
-  *readonly = f.readonly;
-  return 0;
+  cmdline_facts_free (&f);
+  if (r == 0)
+    *readonly = f.readonly;
+  return r;
 }
 
 int
@@ -116,8 +154,7 @@ cmdline_proc_facts (struct cmdline_facts *facts)
       argc = 0;
       for (p = buf; p < buf + len; p += strlen (p) + 1)
         argv[argc++] = p;
-      scan (argc, argv, facts);
-      r = 0;
+      r = cmdline_scan (argc, argv, facts);
     }
   }
   if (fp)

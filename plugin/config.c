@@ -45,7 +45,7 @@ struct dmcrypt_params params = { .key_slot = -1,
   "offset=<SECTORS>    Plain mode: data offset, 512-byte sectors.\n" \
   "iv-offset=<SECTORS> Plain mode: IV offset, 512-byte sectors.\n" \
   "sector-size=<BYTES> Plain mode: encryption sector size (512..4096).\n" \
-  "allow-discards=<BOOL>  Pass trims down as holes in the backing file.\n" \
+  "allow-discards=<BOOL>  Pass trims down to the image (allow_discards).\n" \
   "same-cpu-crypt=<BOOL>  Keep a request's crypto on one worker.\n" \
   "submit-from-crypt-cpus=<BOOL>  Dispatch writes as workers finish.\n" \
   "no-read-workqueue=<BOOL>  Decrypt in the calling thread.\n" \
@@ -80,14 +80,18 @@ struct dmcrypt_params params = { .key_slot = -1,
   "                    true under kernel=2.6.32, false after it).\n" \
   "control=<SOCKET>    Control socket for dmcryptctl.\n" \
   "name=<NAME>         Volume name for dmcryptctl.\n" \
-  "readonly=<BOOL>     Open with a read-only live table.\n" \
-  "Each also as dmcrypt-KEY=, e.g. dmcrypt-offset=, beside a KEY= of the plugin."
+  "readonly=<BOOL>     Open with a read-only live table."
 
 const char dmcrypt_config_help[] =
-  "file=<FILENAME>     (required) The LUKS, FileVault2 or plain image or\n"
-  "                    block device.\n"
+  "file=<FILENAME>     (required) The image or block device: LUKS1, LUKS2,\n"
+  "                    plain dm-crypt, BitLocker, TrueCrypt/VeraCrypt or\n"
+  "                    FileVault2.\n"
   PARAMS_HELP;
-const char dmcrypt_filter_config_help[] = PARAMS_HELP;
+/* The filter's data is the layer below: no file=. */
+const char dmcrypt_filter_config_help[] =
+  PARAMS_HELP "\n"
+  "Each also as dmcrypt-KEY=, e.g. dmcrypt-offset=, beside a KEY= of the "
+  "plugin.";
 
 /* In the order of enum crypt_table_flag's bits. */
 static const char *const flag_keys[] = {
@@ -216,28 +220,29 @@ set_type (const char *value)
   return -1;
 }
 
+/* confignum.c: every number of the command line. */
+int config_number (const char *key, const char *value, uint64_t min,
+                   uint64_t max, uint64_t *dst);
+int config_size (const char *key, const char *value, uint64_t min,
+                 const char *min_words, uint64_t *dst);
+
 static int
 set_sectors (const char *key, const char *value, uint64_t *dst, bool *have)
 {
-  if (nbdkit_parse_uint64_t (key, value, dst) == -1)
+  if (config_number (key, value, 0, UINT64_MAX, dst) == -1)
     return -1;
   *have = true;
   return 0;
 }
 
+/* A request is split into chunks of whole encryption sectors, which are
+ * 512 bytes at least: a smaller chunk could hold no sector.  One under
+ * the volume's own sector size, known later, takes a sector with a
+ * notice (mapping.c). */
 static int
-set_size (const char *key, const char *value, uint64_t *dst)
+set_chunk_size (const char *key, const char *value, uint64_t *dst)
 {
-  int64_t r = nbdkit_parse_size (value);
-
-  if (r == -1)
-    return -1;
-  if (r == 0) {
-    nbdkit_error ("%s: must be greater than zero", key);
-    return -1;
-  }
-  *dst = r;
-  return 0;
+  return config_size (key, value, 512, "one 512-byte sector", dst);
 }
 
 /* tcrypt-hidden=, tcrypt-system=, tcrypt-backup=.  Returns 1 when KEY
@@ -389,11 +394,11 @@ dmcrypt_config (const char *key, const char *value)
     return set_sectors (key, value, &params.iv_offset,
                         &params.have_iv_offset);
   else if (strcmp (key, "max-read-size") == 0)
-    return set_size (key, value, &params.max_read_size);
+    return set_chunk_size (key, value, &params.max_read_size);
   else if (strcmp (key, "max-write-size") == 0)
-    return set_size (key, value, &params.max_write_size);
+    return set_chunk_size (key, value, &params.max_write_size);
   else if (strcmp (key, "max-inflight") == 0)
-    return set_size (key, value, &params.max_inflight);
+    return config_size (key, value, 1, "one byte", &params.max_inflight);
   return config_numeric (key, value);
 }
 

@@ -1,6 +1,11 @@
 /* The numeric parameters of .config, and the last word on a key that
- * is none of ours. */
+ * is none of ours.  Every number is read here, and a refusal names the
+ * parameter and the value: nbdkit's parsers (nbdkit_parse_unsigned and
+ * friends) say "empty string where we expected a number" without
+ * either value or range. */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,29 +16,131 @@
 #include "dmcrypt.h"
 
 int config_numeric (const char *key, const char *value);
+int config_number (const char *key, const char *value, uint64_t min,
+                   uint64_t max, uint64_t *dst);
+int config_size (const char *key, const char *value, uint64_t min,
+                 const char *min_words, uint64_t *dst);
 
-static int
-set_power_of_two (const char *key, const char *value, unsigned *dst)
+/* VALUE as nbdkit 1.32 reads a whole number (server/public.c): blanks
+ * first, no minus sign, then strtoull in base 0 (decimal, 0x hex,
+ * 0 octal) to the end of the string. */
+static bool
+whole_number (const char *value, uint64_t *n)
 {
-  if (nbdkit_parse_unsigned (key, value, dst) == -1)
-    return -1;
-  if (*dst == 0 || *dst > 4096 || (*dst & (*dst - 1))) {
-    nbdkit_error ("%s: must be a power of two from 1 to 4096", key);
+  const char *p = value;
+  unsigned long long v;
+  char *end;
+
+  while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+    p++;
+  if (*p == '-')
+    return false;
+  errno = 0;
+  v = strtoull (p, &end, 0);
+  if (errno || end == p || *end)
+    return false;
+  *n = v;
+  return true;
+}
+
+/* KEY=VALUE, a whole number from MIN to MAX, into *DST.  Returns 0, or
+ * -1 after one error line naming KEY, VALUE and the range. */
+int
+config_number (const char *key, const char *value, uint64_t min,
+               uint64_t max, uint64_t *dst)
+{
+  uint64_t n;
+
+  if (whole_number (value, &n) && n >= min && n <= max) {
+    *dst = n;
+    return 0;
+  }
+  if (min == 0 && max == UINT64_MAX)
+    nbdkit_error ("%s: '%s' is not a whole number", key, value);
+  else
+    nbdkit_error ("%s: '%s' is not a whole number from %" PRIu64 " to %"
+                  PRIu64, key, value, min, max);
+  return -1;
+}
+
+/* The byte count of a size's suffix, as nbdkit_parse_size of nbdkit
+ * 1.32 takes them (server/public.c): none or b, s (512-byte sectors),
+ * k, m, g, t, p, e (powers of 1024), either case; 0 for any other. */
+static uint64_t
+size_scale (const char *suffix)
+{
+  static const char powers[] = "kmgtpe";
+  const char *p;
+  uint64_t scale = 1;
+  char c = suffix[0] | 0x20;         /* lower case */
+  size_t i;
+
+  if (suffix[0] == '\0')
+    return 1;
+  if (suffix[1] != '\0')
+    return 0;
+  if (c == 'b')
+    return 1;
+  if (c == 's')
+    return 512;
+  if ((p = strchr (powers, c)) == NULL)
+    return 0;
+  for (i = 0; i <= (size_t) (p - powers); i++)
+    scale *= 1024;
+  return scale;
+}
+
+/* KEY=VALUE, a size in bytes of at least MIN (MIN_WORDS says it), as
+ * nbdkit writes sizes: a decimal number and an optional suffix. */
+int
+config_size (const char *key, const char *value, uint64_t min,
+             const char *min_words, uint64_t *dst)
+{
+  uint64_t scale, n;
+  char *end;
+  intmax_t v;
+
+  errno = 0;
+  v = strtoimax (value, &end, 10);
+  if (end == value || v < 0 || errno
+      || (scale = size_scale (end)) == 0 || INT64_MAX / scale < (uint64_t) v) {
+    nbdkit_error ("%s: '%s' is not a size (bytes, or with a suffix: 512s, "
+                  "4K, 1M, 2G)", key, value);
     return -1;
   }
+  n = (uint64_t) v * scale;
+  if (n < min) {
+    nbdkit_error ("%s: '%s' is less than %s", key, value, min_words);
+    return -1;
+  }
+  *dst = n;
+  return 0;
+}
+
+/* config_number into an unsigned int. */
+static int
+set_unsigned (const char *key, const char *value, unsigned *dst,
+              unsigned min, unsigned max)
+{
+  uint64_t n;
+
+  if (config_number (key, value, min, max, &n) == -1)
+    return -1;
+  *dst = n;
   return 0;
 }
 
 static int
-set_in_range (const char *key, const char *value, unsigned *dst,
-              unsigned min, unsigned max)
+set_power_of_two (const char *key, const char *value, unsigned *dst)
 {
-  if (nbdkit_parse_unsigned (key, value, dst) == -1)
-    return -1;
-  if (*dst < min || *dst > max) {
-    nbdkit_error ("%s: must be between %u and %u", key, min, max);
+  uint64_t n;
+
+  if (!whole_number (value, &n) || n == 0 || n > 4096 || (n & (n - 1))) {
+    nbdkit_error ("%s: '%s' is not a power of two from 1 to 4096, nor "
+                  "'sector'", key, value);
     return -1;
   }
+  *dst = n;
   return 0;
 }
 
@@ -85,23 +192,22 @@ unknown_key (const char *key)
 int
 config_numeric (const char *key, const char *value)
 {
+  uint64_t n;
+
   if (strcmp (key, "veracrypt-pim") == 0)
-    return nbdkit_parse_unsigned (key, value, &params.veracrypt_pim);
+    return set_unsigned (key, value, &params.veracrypt_pim, 0, UINT_MAX);
   else if (strcmp (key, "keyfile-offset") == 0)
-    return nbdkit_parse_uint64_t (key, value, &params.keyfile_offset);
+    return config_number (key, value, 0, UINT64_MAX, &params.keyfile_offset);
   else if (strcmp (key, "keyfile-size") == 0)
-    return nbdkit_parse_uint64_t (key, value, &params.keyfile_size);
+    return config_number (key, value, 0, UINT64_MAX, &params.keyfile_size);
   else if (strcmp (key, "key-slot") == 0) {
-    if (nbdkit_parse_int (key, value, &params.key_slot) == -1)
+    if (config_number (key, value, 0, INT_MAX, &n) == -1)
       return -1;
-    if (params.key_slot < 0) {
-      nbdkit_error ("key-slot: must be 0 or more");
-      return -1;
-    }
+    params.key_slot = n;
     return 0;
   }
   else if (strcmp (key, "sector-size") == 0)
-    return nbdkit_parse_unsigned (key, value, &params.sector_size);
+    return set_unsigned (key, value, &params.sector_size, 0, UINT_MAX);
   else if (strcmp (key, "min-block-size") == 0) {
     if (strcmp (value, "sector") == 0) {
       params.min_block_size = MIN_BLOCK_SECTOR;
@@ -110,17 +216,17 @@ config_numeric (const char *key, const char *value)
     return set_power_of_two (key, value, &params.min_block_size);
   }
   else if (strcmp (key, "workers") == 0)
-    return set_in_range (key, value, &params.workers, 1, 1024);
+    return set_unsigned (key, value, &params.workers, 1, 1024);
   else if (strcmp (key, "max-write-rounds") == 0)
-    return set_in_range (key, value, &params.max_write_rounds, 0, 1024);
+    return set_unsigned (key, value, &params.max_write_rounds, 0, 1024);
   else if (strcmp (key, "nr-requests") == 0)
-    return set_in_range (key, value, &params.nr_requests, 1, 65536);
+    return set_unsigned (key, value, &params.nr_requests, 1, 65536);
   else if (strcmp (key, "device-speed") == 0)
     return set_speed (value);
   else if (strcmp (key, "hz") == 0)
-    return set_in_range (key, value, &params.hz, 24, 10000);
+    return set_unsigned (key, value, &params.hz, 24, 10000);
   else if (strcmp (key, "key-size") == 0) {
-    if (set_in_range (key, value, &params.key_bits, 8, 8192) == -1)
+    if (set_unsigned (key, value, &params.key_bits, 8, 8192) == -1)
       return -1;
     if (params.key_bits % 8) {
       nbdkit_error ("key-size: %u bits is not a whole number of bytes",

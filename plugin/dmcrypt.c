@@ -201,8 +201,9 @@ static struct nbdkit_plugin plugin = {
   .name              = "dmcrypt",
   .version           = DMCRYPT_VERSION,
   .longname          = "nbdkit userspace dm-crypt plugin",
-  .description       = "Serves the plaintext of LUKS1, LUKS2 and plain "
-                       "dm-crypt images",
+  .description       = "Serves the plaintext of LUKS1, LUKS2, plain "
+                       "dm-crypt, BitLocker, TrueCrypt/VeraCrypt and "
+                       "FileVault2 images",
   .unload            = dmcrypt_unload,
   .config            = dmcrypt_config,
   .config_complete   = dmcrypt_config_complete,

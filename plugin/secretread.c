@@ -7,7 +7,9 @@
  * descriptors 0-2 are refused. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
@@ -83,6 +85,26 @@ read_from_terminal (const char *what, size_t *size)
   return line;
 }
 
+/* The descriptor of -FD, as nbdkit_parse_int reads a number.  The
+ * refusal does not repeat what follows the '-': a passphrase meant
+ * literally may start with one. */
+static int
+fd_number (const char *what, const char *digits, int *fd)
+{
+  char *end;
+  long n;
+
+  errno = 0;
+  n = strtol (digits, &end, 0);
+  if (errno || end == digits || *end || n < 0 || n > INT_MAX) {
+    nbdkit_error ("%s: '-' must be followed by a file descriptor number "
+                  "(-FD), or be alone (ask on the terminal)", what);
+    return -1;
+  }
+  *fd = n;
+  return 0;
+}
+
 char *
 secret_read (const char *what, const char *value, size_t *size)
 {
@@ -92,7 +114,7 @@ secret_read (const char *what, const char *value, size_t *size)
   if (strcmp (value, "-") == 0)
     return read_from_terminal (what, size);
   if (value[0] == '-') {
-    if (nbdkit_parse_int (what, value + 1, &fd) == -1)
+    if (fd_number (what, value + 1, &fd) == -1)
       return NULL;
     if (fd >= 0 && fd <= 2) {
       nbdkit_error ("%s: -FD cannot be stdin, stdout or stderr", what);

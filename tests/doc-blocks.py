@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The code blocks of the documentation, and which of them are commands.
 
-The convention ("Commands in the documentation" in README.md):
+The convention ("Commands in the documentation" in docs/testing.md):
 
 Markdown (README.md, docs/*.md): every code block is fenced and has an
 info string.  ```sh blocks are commands, run by tests/test-doc-commands.sh;

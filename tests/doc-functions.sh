@@ -1,6 +1,6 @@
 # Runs the command blocks of the documentation as a user would, for
 # tests/test-doc-commands*.sh (sourced after functions.sh).  Which blocks
-# are commands: "Commands in the documentation" in README.md, and
+# are commands: "Commands in the documentation" in docs/testing.md, and
 # tests/doc-blocks.py, which extracts them.
 #
 # Each document's blocks run in order in one bash session (state carries

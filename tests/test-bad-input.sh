@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every bad input the contract names: nbdkit must exit non-zero, without a
-# crash (exit status 128 or more) or a hang, with ONE error line that names
-# the problem, and the image it was pointed at must be left byte for byte
-# as it was.
+# Every bad input the contract names (docs/interface.md, "Errors"): nbdkit
+# must exit non-zero, without a crash (exit status 128 or more) or a hang,
+# with ONE error line that names the problem, and the image it was pointed
+# at must be left byte for byte as it was.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit cryptsetup timeout
 plugin_built_or_fail
@@ -44,6 +44,22 @@ bad ()
   checked=$((checked + 1))
 }
 
+# bad_exactly NAME LINE IMAGE plugin-args...
+#   as bad, but the error must be LINE exactly (the scratch files' names
+#   written FILE) and nbdkit's exit status 1.
+bad_exactly ()
+{
+  local name=$1 line=$2 image=$3 rc; shift 3
+
+  bad "$name" '.' "$image" "$@"
+  timeout -k 5 30 nbdkit -U - "$plugin" "$@" --run true \
+    </dev/null >/dev/null 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq 1 ] || fail "$name: exit status $rc, wanted 1"
+  [ "$(sed "s|$tmp/[^ :,)]*|FILE|g" "$tmp/err")" = "$line" ] \
+    || fail "$name: the error is not: $line"
+}
+
 # A table line for a plain image: table SPEC HEXKEY [rest...]
 xts_key=$(random_hex 64)
 
@@ -64,6 +80,8 @@ head -c 16M /dev/urandom > "$tmp/random.img"
 truncate -s 16M "$tmp/plain.img"
 # The LUKS2 header with its data area cut short (data starts at 16 MiB).
 head -c 8M "$tmp/luks2.img" > "$tmp/truncated.img"
+# Cut inside the header: its binary header and JSON area are 16 KiB.
+head -c 4K "$tmp/luks2.img" > "$tmp/truncated-4k.img"
 # A LUKS1 header whose cipher field names a cipher we do not have
 # (LUKS1 has no header checksum, so the header still loads).
 cp "$tmp/luks1.img" "$tmp/cipher-edited.img"
@@ -93,6 +111,9 @@ bad empty-file 'empty|small|short|not a LUKS' "$tmp/empty.img" \
   file="$tmp/empty.img" passphrase=+"$tmp/pw"
 bad truncated-luks 'small|short|truncat|beyond' "$tmp/truncated.img" \
   file="$tmp/truncated.img" passphrase=+"$tmp/pw"
+bad_exactly truncated-in-header "nbdkit: error: FILE: truncated: 4096 bytes, \
+where its LUKS2 header needs 16384" \
+  "$tmp/truncated-4k.img" file="$tmp/truncated-4k.img" passphrase=+"$tmp/pw"
 bad luks1-type-on-luks2 'LUKS1|luks1' "$tmp/luks2.img" \
   "${L2[@]}" passphrase=+"$tmp/pw" type=luks1
 bad luks2-type-on-luks1 'LUKS2|luks2' "$tmp/luks1.img" \
@@ -146,6 +167,40 @@ bad plain-over-luks-header 'LUKS header that this plain mapping would overwrite.
   "$tmp/luks2.img" "${L2[@]}" cipher=aes-xts-plain64 key="$xts_key"
 bad plain-table-over-luks-header 'LUKS header.*overwrite' "$tmp/luks2.img" \
   "${L2[@]}" table="0 $sectors crypt aes-xts-plain64 $xts_key 0 x 0"
+
+# --- numbers --------------------------------------------------------------
+# Every numeric parameter is read by dmcrypt, whose refusal names the
+# parameter and the value (nbdkit's own parsers name neither).
+for key in keyfile-offset keyfile-size key-slot veracrypt-pim offset \
+           iv-offset sector-size key-size workers max-read-size \
+           max-write-size max-inflight max-write-rounds min-block-size \
+           nr-requests device-speed hz; do
+  bad "$key-not-a-number" "^nbdkit: error: $key: 'abc' is not a " - \
+    "${L2[@]}" passphrase=+"$tmp/pw" "$key=abc"
+done
+bad_exactly workers-abc \
+  "nbdkit: error: workers: 'abc' is not a whole number from 1 to 1024" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" workers=abc
+bad_exactly workers-too-many \
+  "nbdkit: error: workers: '5000' is not a whole number from 1 to 1024" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" workers=5000
+bad_exactly offset-negative \
+  "nbdkit: error: offset: '-8' is not a whole number" - \
+  "${P[@]}" cipher=aes-xts-plain64 key="$xts_key" offset=-8
+bad_exactly max-inflight-suffix \
+  "nbdkit: error: max-inflight: '1x' is not a size (bytes, or with a suffix: \
+512s, 4K, 1M, 2G)" \
+  - "${L2[@]}" passphrase=+"$tmp/pw" max-inflight=1x
+bad_exactly max-write-size-3 \
+  "nbdkit: error: max-write-size: '3' is less than one 512-byte sector" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" max-write-size=3
+bad_exactly max-read-size-3 \
+  "nbdkit: error: max-read-size: '3' is less than one 512-byte sector" - \
+  "${L2[@]}" passphrase=+"$tmp/pw" max-read-size=3
+bad_exactly passphrase-bad-fd \
+  "nbdkit: error: passphrase: '-' must be followed by a file descriptor \
+number (-FD), or be alone (ask on the terminal)" \
+  - "${L2[@]}" passphrase=-x3
 
 # --- plain mode: parameters -----------------------------------------------
 bad plain-without-key 'key|table|cipher' "$tmp/plain.img" \
@@ -245,6 +300,18 @@ good ()  # good NAME plugin-args...
 }
 good plain-over-luks-with-type "${L2[@]}" type=plain \
   cipher=aes-xts-plain64 key="$xts_key"
+# LUKS2 on a file has 4096-byte sectors: a smaller chunk size takes one
+# sector, and says so in one notice.
+timeout -k 5 30 nbdkit -U - "$plugin" "${L2[@]}" passphrase=+"$tmp/pw" \
+  max-write-size=1K --run true </dev/null 2>"$tmp/err" \
+  || { cat "$tmp/err"; fail "max-write-size under the sector: refused"; }
+[ "$(cat "$tmp/err")" = "nbdkit: dmcrypt: note: max-write-size: 1024 bytes \
+is less than the volume's 4096-byte encryption sector: chunks of one sector" ] \
+  || { cat "$tmp/err"; fail "max-write-size under the sector: no notice"; }
+echo "ok: max-write-size under the sector: $(cat "$tmp/err")"
+# Numbers in nbdkit's forms, as before: hex, a size in sectors.
+good numbers-in-nbdkit-forms "${L2[@]}" passphrase=+"$tmp/pw" workers=0x2 \
+  max-write-size=8s max-read-size=4K keyfile-offset=0
 good plain-table-of-luks-data-area "${L2[@]}" \
   table="0 $((sectors * 2 - 32768)) crypt aes-xts-plain64 $xts_key 0 x 32768"
 

@@ -2,7 +2,8 @@
 # dmcryptctl ls with several instances running, one of them then killed
 # with SIGKILL: its stale socket is skipped without a word, the others
 # are still listed, a new instance may take the dead one's name, and a
-# live instance's name may not be taken twice.
+# live instance's name may not be taken twice.  A dead or missing
+# control socket given by its path is named as such.
 source "$(dirname "$0")/functions.sh"
 source "$srcdir/control-functions.sh"
 
@@ -44,6 +45,25 @@ expect_fail "status of the killed volume" ctl status beta
 grep -qx "device-mapper: status ioctl on beta  failed: No such device \
 or address" "$tmp/err" || fail "status beta: message"
 echo "ok: the killed instance is gone from ls, its stale socket ignored"
+
+# Reached by its socket's path, a volume that is not there is named by
+# that path: dmsetup has no words for a socket.
+expect_fail "info through the killed volume's socket" \
+  ctl --control "$sockdir/beta.sock" info
+[ "$(cat "$tmp/err")" = "dmcryptctl: $sockdir/beta.sock: nothing listens \
+on this control socket
+Command failed." ] || fail "info --control of a stale socket: message"
+expect_fail "info through a missing socket" \
+  ctl --control "$tmp/missing.sock" info
+[ "$(cat "$tmp/err")" = "dmcryptctl: $tmp/missing.sock: no such control \
+socket
+Command failed." ] || fail "info --control of a missing socket: message"
+DMCRYPT_CONTROL=$tmp/missing.sock expect_fail "table through a missing \
+socket" ctl table
+[ "$(cat "$tmp/err")" = "dmcryptctl: $tmp/missing.sock: no such control \
+socket
+Command failed." ] || fail "DMCRYPT_CONTROL of a missing socket: message"
+echo "ok: a missing or dead control socket is named"
 
 # The stale socket does not keep its name from a new instance.
 start_volume beta file="$tmp/beta.img" table="$table" \

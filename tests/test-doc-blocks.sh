@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/doc-blocks.py reads the documentation's blocks as the convention
-# says ("Commands in the documentation" in README.md): its own checks,
+# says ("Commands in the documentation" in docs/testing.md): its own checks,
 # then every document keeps the convention, and the man pages built by
 # pod2man show none of the =for doc-test markers.
 source "$(dirname "$0")/functions.sh"

@@ -3,7 +3,7 @@
 # printed, in a fresh directory, with the environment "make install" gives
 # (tests/doc-functions.sh); blocks that need FUSE are left to
 # test-doc-commands-fuse.sh.  Which blocks are commands: "Commands in the
-# documentation" in README.md.
+# documentation" in docs/testing.md.
 # The quick run gives the commands that make LUKS keyslots a cheap KDF
 # (tests/doc-cryptsetup): every block still runs as printed, but no
 # luksFormat benchmarks Argon2 for two seconds and no unlock then takes

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The documentation lists what the program has: every parameter that
 # "nbdkit dmcrypt --help" lists (a key=<VALUE> line of plugin/config.c's
-# help, or an alias named there as "also KEY=") has a row in README.md's
-# parameter table and an =item in the man page's PARAMETERS, and neither
-# documents a parameter the program does not list; README.md's "Supported
-# ciphers" paragraph names every IV mode of crypto/cipher_spec.c.  The
-# filter's help lists the same parameters but file= (the plugin's).
+# help, or an alias named there as "also KEY=") has a row in the table
+# of docs/parameters.md and an =item in the man page's PARAMETERS, and
+# neither documents a parameter the program does not list; README.md's
+# table of the parameters people use first names none that the program
+# does not list; README.md's "Supported ciphers" paragraph names every
+# IV mode of crypto/cipher_spec.c.  The filter's help lists the same
+# parameters but file= (the plugin's).  Each --help names every format
+# and only the filter's speaks of dmcrypt-KEY=.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit
 plugin_built_or_fail
@@ -31,6 +34,26 @@ help_params "$tmp/plugin-help" > "$tmp/program"
 nbdkit --filter="$filter_so" null --help > "$tmp/fhelp" 2>&1 \
   || fail "nbdkit --filter=dmcrypt null --help failed"
 sed -n '/^filter: dmcrypt/,/^plugin:/p' "$tmp/fhelp" > "$tmp/filter-help"
+
+# Each front end's --help names every format where it says what dmcrypt
+# serves (its description, the third line; the plugin's file=), and says
+# nothing true of the other front end alone: dmcrypt-KEY= is the filter's.
+sed -n 3p "$tmp/plugin-help" > "$tmp/plugin-what"
+sed -n '/^file=/,/^[a-z][a-z0-9-]*=/p' "$tmp/plugin-help" | sed '$d' \
+  > "$tmp/plugin-file"
+sed -n 3p "$tmp/filter-help" > "$tmp/filter-what"
+for format in LUKS1 LUKS2 "plain dm-crypt" BitLocker TrueCrypt/VeraCrypt \
+              FileVault2; do
+  for what in plugin-what plugin-file filter-what; do
+    tr '\n' ' ' < "$tmp/$what" | sed 's/  */ /g' | grep -qF "$format" \
+      || fail "--help does not name $format ($what: $(cat "$tmp/$what"))"
+  done
+done
+grep -q 'dmcrypt-KEY=' "$tmp/plugin-help" \
+  && fail "the plugin's --help speaks of dmcrypt-KEY=, the filter's alone"
+grep -q 'dmcrypt-KEY=' "$tmp/filter-help" \
+  || fail "the filter's --help does not say dmcrypt-KEY="
+echo "ok: both --help name every format; dmcrypt-KEY= in the filter's alone"
 help_params "$tmp/filter-help" > "$tmp/filter-program"
 grep -vx file "$tmp/program" > "$tmp/program-but-file"
 if cmp -s "$tmp/program-but-file" "$tmp/filter-program"; then
@@ -40,11 +63,18 @@ else
   fail "the filter's --help and the plugin's differ (above: < plugin, > filter)"
 fi
 
-# README.md: the first cell of each row of the table under "## Parameters",
-# every `key=...` in it.
-awk '/^## Parameters/ { on = 1; next } /^## / { on = 0 }
-     on && /^\|/ { split($0, cell, "|"); print cell[2] }' "$topdir/README.md" \
-  | grep -o '`[a-z][a-z0-9-]*=' | tr -d '`=' | sort -u > "$tmp/readme"
+# The `key=...` in the first cell of each table row under a heading.
+table_keys ()  # table_keys FILE HEADING-REGEX
+{
+  awk -v h="$2" '$0 ~ h { on = 1; next } /^## / { on = 0 }
+       on && /^\|/ { split($0, cell, "|"); print cell[2] }' "$1" \
+    | grep -o '`[a-z][a-z0-9-]*=' | tr -d '`=' | sort -u
+}
+table_keys "$topdir/docs/parameters.md" '^## Parameters$' > "$tmp/params-page"
+table_keys "$topdir/README.md" '^## The parameters people use first$' \
+  > "$tmp/readme"
+[ "$(wc -l < "$tmp/readme")" -ge 10 ] \
+  || fail "README.md's table names only $(wc -l < "$tmp/readme") parameters"
 
 # The man page: B<key=...> in the =item lines of PARAMETERS.
 awk '/^=head1 PARAMETERS/ { on = 1; next } /^=head1/ { on = 0 }
@@ -67,7 +97,15 @@ compare ()  # compare DOCUMENTED WHERE
   fi
   [ -n "$missing$extra" ] || echo "ok: $2 lists the $(wc -l < "$1") parameters of --help"
 }
-compare "$tmp/readme" "README.md's parameter table"
+compare "$tmp/params-page" "docs/parameters.md's tables"
+extra=$(comm -13 "$tmp/program" "$tmp/readme" | tr '\n' ' ')
+if [ -n "$extra" ]; then
+  echo "NOT A PARAMETER of --help, yet in README.md's table: $extra"
+  problems=$((problems + 1))
+else
+  echo "ok: README.md's table names $(wc -l < "$tmp/readme") parameters" \
+       "of --help"
+fi
 compare "$tmp/manpage" "the man page's PARAMETERS items"
 
 # IV modes: the names of iv_modes[] in crypto/cipher_spec.c, each written

@@ -6,9 +6,11 @@
 # and noparallel
 # — read and written exactly as the plugin and independent
 # implementations (tests/oracle.py, nbdkit's luks filter) read and write
-# them.  Start-up failures exit non-zero in the foreground; -r never
-# writes; dmcrypt-KEY= reaches dmcrypt while a bare KEY= then goes to
-# the plugin; the control socket works in filter mode.
+# them.  Start-up failures exit non-zero in the foreground; in the
+# background (where nbdkit has exited 0) the server ends without its
+# socket and PID file, the error in its log; -r never writes;
+# dmcrypt-KEY= reaches dmcrypt while a bare KEY= then goes to the
+# plugin; the control socket works in filter mode.
 source "$(dirname "$0")/functions.sh"
 plugin_built_or_fail
 analyser_built_or_fail
@@ -179,13 +181,37 @@ done
 echo "  ok: Q, I, D and C events in the filter's trace"
 
 echo "start-up failures: non-zero in the foreground, refused connections under --run"
-timeout 60 nbdkit -f -U "$tmp/f.sock" --filter="$filter" file l2.img \
-  passphrase=wrong-pw >f.log 2>&1 && fail "a wrong passphrase started"
-grep -q "no keyslot matched" f.log || { cat f.log; fail "no reason given"; }
+wrong_pw="nbdkit: error: wrong passphrase or key file: no keyslot matched"
+timeout 60 nbdkit -f -U "$tmp/f.sock" -P "$tmp/f.pid" --filter="$filter" \
+  file l2.img passphrase=wrong-pw >f.log 2>&1
+rc=$?
+[ $rc -eq 1 ] || { cat f.log; fail "-f: a wrong passphrase: exit status $rc"; }
+[ "$(cat f.log)" = "$wrong_pw" ] || { cat f.log; fail "-f: not the one line"; }
+[ -e "$tmp/f.sock" ] && fail "-f: the socket stayed"
+[ -e "$tmp/f.pid" ] && fail "-f: the PID file stayed"
 timeout 60 nbdkit -f -U "$tmp/g.sock" --filter="$filter" memory 1M \
   passphrase=+pw >g.log 2>&1 && fail "zeros opened as LUKS"
 grep -q "not a LUKS header" g.log || { cat g.log; fail "no reason given"; }
 grep -q "/proc/self/fd" g.log && fail "the header copy's path was shown"
+# In the background (nbdkit's default) nbdkit has exited 0 when the
+# volume opens: the server ends at once, without its socket and PID
+# file, and the error is in nbdkit's log (here stderr: -v keeps it open
+# in the background).  The log's reader ends when the server, its last
+# writer, has exited.
+mkfifo b.fifo || fail "mkfifo"
+timeout 60 cat b.fifo > b.log &
+log_reader=$!
+nbdkit -v --log=stderr -U "$tmp/b.sock" -P "$tmp/b.pid" --filter="$filter" \
+  file l2.img passphrase=wrong-pw </dev/null >/dev/null 2>b.fifo
+rc=$?
+wait $log_reader || { cat b.log; fail "background: the server did not end"; }
+[ $rc -eq 0 ] || { cat b.log; fail "background: nbdkit exited $rc, not 0"; }
+grep -qx "$wrong_pw" b.log || { cat b.log; fail "background: no error logged"; }
+grep -q "the volume did not open .*: the server ends" b.log \
+  || { cat b.log; fail "background: the server did not end"; }
+[ -e "$tmp/b.sock" ] && fail "background: the socket stayed"
+[ -e "$tmp/b.pid" ] && fail "background: the PID file stayed"
+echo "  ok: in the background: exit status 0, the server gone with its files"
 # Under --run the command's connections are refused: it fails at once.
 timeout 60 nbdkit -U - --filter="$filter" file l2.img passphrase=wrong-pw \
   --run 'nbdinfo "$uri"' >r.log 2>&1 && fail "--run: a wrong passphrase served"

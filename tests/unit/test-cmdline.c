@@ -1,9 +1,11 @@
 /* nbdkit -r read back from nbdkit's command line (plugin/cmdline.c), as
  * nbdkit's own option parser reads it: short options bundled or with
  * arguments, long options and their aliases, options after the plugin's
- * parameters (GNU getopt permutes), "--", and wrappers in front. */
+ * parameters (GNU getopt permutes), "--", and wrappers in front.  The
+ * same for --run and the files of -U and -P. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../../plugin/cmdline.h"
 #include "check.h"
@@ -11,6 +13,48 @@
 #define ARGV(...) (char *[]) { __VA_ARGS__, NULL }
 #define COUNT(...) (int) (sizeof ((char *[]) { __VA_ARGS__ }) / sizeof (char *))
 #define RO(...) cmdline_is_readonly (COUNT (__VA_ARGS__), ARGV (__VA_ARGS__))
+#define FACTS(f, ...) cmdline_scan (COUNT (__VA_ARGS__), ARGV (__VA_ARGS__), f)
+
+/* S is EXPECTED, both NULL or the same string. */
+static bool
+same (const char *s, const char *expected)
+{
+  return s == NULL ? expected == NULL : expected && strcmp (s, expected) == 0;
+}
+
+/* The socket and PID file an nbdkit command line gives the server. */
+static void
+check_files (void)
+{
+  struct cmdline_facts f;
+
+  CHECK (FACTS (&f, "nbdkit", "dmcrypt", "file=a.img") == 0);
+  CHECK (same (f.unix_socket, NULL) && same (f.pid_file, NULL) && !f.run);
+  CHECK (FACTS (&f, "nbdkit", "-U", "d.sock", "-P", "d.pid", "dmcrypt",
+                "a.img") == 0);
+  CHECK (same (f.unix_socket, "d.sock") && same (f.pid_file, "d.pid"));
+  cmdline_facts_free (&f);
+  /* Long forms, bundled and attached arguments. */
+  CHECK (FACTS (&f, "nbdkit", "--unix=/s/x", "--pidfile", "/p/1",
+                "dmcrypt", "a.img") == 0);
+  CHECK (same (f.unix_socket, "/s/x") && same (f.pid_file, "/p/1"));
+  cmdline_facts_free (&f);
+  CHECK (FACTS (&f, "nbdkit", "-rfU/tmp/s", "--pid-file=q.pid", "dmcrypt",
+                "a.img") == 0);
+  CHECK (same (f.unix_socket, "/tmp/s") && same (f.pid_file, "q.pid"));
+  CHECK (f.readonly);
+  cmdline_facts_free (&f);
+  /* -U - is nbdkit's own temporary socket; the last one given wins. */
+  CHECK (FACTS (&f, "nbdkit", "-U", "a.sock", "-U", "-", "-P", "1",
+                "-P", "2", "dmcrypt", "--run", "true") == 0);
+  CHECK (same (f.unix_socket, NULL) && same (f.pid_file, "2") && f.run);
+  cmdline_facts_free (&f);
+  /* Values and options' arguments are neither. */
+  CHECK (FACTS (&f, "nbdkit", "--run", "-U x", "dmcrypt",
+                "passphrase=-Uy", "-D", "-P") == 0);
+  CHECK (same (f.unix_socket, NULL) && same (f.pid_file, NULL) && f.run);
+  cmdline_facts_free (&f);
+}
 
 int
 main (void)
@@ -44,6 +88,7 @@ main (void)
              "/usr/sbin/nbdkit", "-r", "dmcrypt", "a.img"));
   CHECK (!RO ("/lib64/ld-linux-x86-64.so.2", "--preload", "-r.so",
               "/usr/sbin/nbdkit", "dmcrypt", "a.img"));
+  check_files ();
   /* This process is no nbdkit and has no -r. */
   CHECK (cmdline_proc_readonly (&proc) == 0);
   CHECK (!proc);

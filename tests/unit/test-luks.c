@@ -845,6 +845,90 @@ test_bad_files (void)
   expect_error ("luks1 truncated", &p, "t.img:");
 }
 
+/* A LUKS header at the start of HEAD: magic, VERSION, and the field
+ * that says how long it is (LUKS2's hdr_size). */
+static void
+put_header (unsigned char *head, int version, uint64_t hdr_size)
+{
+  int i;
+
+  memset (head, 0, LUKS_HEAD_BYTES);
+  memcpy (head, "LUKS\xba\xbe", 6);
+  head[7] = version;
+  for (i = 0; i < 8; i++)
+    head[8 + i] = hdr_size >> (56 - 8 * i);
+}
+
+/* LUKS1 keyslot SLOT's key material at SECTOR (big-endian, +40). */
+static void
+put_slot (unsigned char *head, int slot, uint32_t sector)
+{
+  unsigned char *p = head + 208 + 48 * slot + 40;
+
+  p[0] = sector >> 24; p[1] = sector >> 16; p[2] = sector >> 8; p[3] = sector;
+}
+
+/* luks_header_needs against the specifications' layouts, by hand. */
+static void
+test_header_needs (void)
+{
+  unsigned char head[LUKS_HEAD_BYTES];
+  uint64_t needed = 0;
+
+  /* LUKS2: hdr_size (16 KiB here), the primary binary header and JSON. */
+  put_header (head, 2, 16384);
+  check_that (luks_header_needs (head, sizeof head, &needed) == 2
+              && needed == 16384, "luks2 16 KiB: %" PRIu64, needed);
+  put_header (head, 2, 0x100000);
+  check_that (luks_header_needs (head, 100, &needed) == 2
+              && needed == 0x100000, "luks2 1 MiB: %" PRIu64, needed);
+  /* Too short to hold hdr_size, or a nonsense one: the binary header. */
+  check_that (luks_header_needs (head, 12, &needed) == 2
+              && needed == 4096, "luks2 12 bytes: %" PRIu64, needed);
+  put_header (head, 2, 7);
+  check_that (luks_header_needs (head, sizeof head, &needed) == 2
+              && needed == 4096, "luks2 hdr_size 7: %" PRIu64, needed);
+  /* LUKS1: 64-byte keys, 4000 stripes = 256000 bytes = 500 sectors a
+   * keyslot; the farthest keyslot counts, not the last one. */
+  put_header (head, 1, 0);
+  head[108 + 3] = 64;
+  put_slot (head, 0, 8);
+  put_slot (head, 3, 4100);
+  put_slot (head, 7, 4000);
+  check_that (luks_header_needs (head, sizeof head, &needed) == 1
+              && needed == 4100 * 512 + 256000, "luks1 64-byte key: %"
+              PRIu64, needed);
+  /* 33-byte keys: 132000 bytes, rounded up to 258 sectors. */
+  head[108 + 3] = 33;
+  check_that (luks_header_needs (head, sizeof head, &needed) == 1
+              && needed == 4100 * 512 + 258 * 512, "luks1 33-byte key: %"
+              PRIu64, needed);
+  /* A LUKS1 header cut inside its 592 bytes needs them first. */
+  check_that (luks_header_needs (head, 300, &needed) == 1 && needed == 592,
+              "luks1 cut at 300: %" PRIu64, needed);
+  head[0] = 'X';
+  check_that (luks_header_needs (head, sizeof head, &needed) == 0,
+              "no magic taken for LUKS");
+}
+
+/* Images cut inside their LUKS header: named truncated, with the size. */
+static void
+test_truncated_header (void)
+{
+  struct luks_unlock_params p = with_passphrase ("th.img", "pw");
+
+  if (!format_image ("th.img", "luks2", "pw", "32M", ""))
+    return;
+  sh ("truncate -s 4096 th.img");
+  expect_error ("luks2 cut at 4 KiB", &p, "th.img: truncated: 4096 bytes, "
+                "where its LUKS2 header needs 16384");
+  if (!format_image ("th.img", "luks1", "pw", "32M", ""))
+    return;
+  sh ("truncate -s 1000 th.img");
+  expect_error ("luks1 cut at 1000 bytes", &p, "th.img: truncated: 1000 "
+                "bytes, where its LUKS1 header needs ");
+}
+
 static void
 test_type_mismatch (void)
 {
@@ -1493,6 +1577,8 @@ main (int argc, char **argv)
   test_detached_header ("luks1");
   test_persistent_flags ();
   test_bad_files ();
+  test_header_needs ();
+  test_truncated_header ();
   test_type_mismatch ();
   test_no_header_repair ();
   test_opens_read_only ();

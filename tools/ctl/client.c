@@ -75,6 +75,19 @@ exchange (const char *path, int timeout_ms, struct ctl_message *req,
   return r;
 }
 
+/* No socket at PATH, or one that nobody listens on, reached by its path
+ * (--control PATH, or a NAME with a '/'): dmsetup knows no such name,
+ * so the words are ours, and name the socket. */
+static void
+no_socket (const char *path, int errnum)
+{
+  if (errnum == ENOENT)
+    fprintf (stderr, PROGRAM ": %s: no such control socket\n", path);
+  else
+    fprintf (stderr, PROGRAM ": %s: nothing listens on this control "
+             "socket\n", path);
+}
+
 static int
 request_ms (const char *name, const char *op, struct ctl_message *req,
             struct ctl_message *rep, int timeout_ms, bool quiet)
@@ -88,11 +101,15 @@ request_ms (const char *name, const char *op, struct ctl_message *req,
   if (ctl_add (req, "op", op) == -1
       || exchange (path, timeout_ms, req, rep) == -1) {
     /* No socket, or one that nobody listens on: no such volume. */
-    int err = errno == ENOENT || errno == ECONNREFUSED ? ENXIO : errno;
+    int why = errno;
+    bool gone = why == ENOENT || why == ECONNREFUSED;
+    int err = gone ? ENXIO : why;
 
     if (quiet)
       return -1;
-    if (err == ENXIO && strcmp (op, "info") == 0)
+    if (gone && strchr (name, '/'))
+      no_socket (path, why);
+    else if (err == ENXIO && strcmp (op, "info") == 0)
       fprintf (stderr, "Device does not exist.\n");
     else
       ioctl_failed (op, name, err);
