@@ -97,7 +97,8 @@ tests/unit/test-cmdline: tests/unit/test-cmdline.c plugin/cmdline.c \
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
 FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk \
               bitlk
-FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c
+FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c \
+              backend/kseries.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
     $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
     fuzz/cipher-reference.h $(CORE_LIB)
