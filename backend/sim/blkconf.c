@@ -39,15 +39,6 @@ static const struct series series[] = {
   [KSERIES_6_1] = { BLKQ_MQ, BLKQ_CFQ_3_16, 250, NULL },
 };
 
-/* The ssd model is an NVMe drive (several hardware queues: no
- * elevator under 6.1) without seeks (QUEUE_FLAG_NONROT); the others
- * are single-queue and rotational (a USB stick reports itself so). */
-static bool
-model_is_nvme (const struct device_model *m)
-{
-  return strcmp (m->name, "ssd") == 0;
-}
-
 static const struct series *
 series_of (const struct sim_config *cfg)
 {
@@ -217,11 +208,11 @@ sim_block_config (const struct sim_config *cfg, const struct device_model *m,
   }
   el = cfg->elevator ? cfg->elevator
     : sr->elevator ? sr->elevator
-    : model_is_nvme (m) ? "none" : "deadline";
+    : m->nvme ? "none" : "deadline";
   *qc = (struct blkq_config) {
     .layer = sr->layer, .cfq_version = sr->cfq,
     .hz = cfg->hz ? cfg->hz : sr->hz, .device_depth = tags,
-    .nonrot = model_is_nvme (m), .cfq.low_latency = -1,
+    .nonrot = m->nonrot, .cfq.low_latency = -1,
   };
   if (parse_elevator (el, &qc->elevator) == -1)
     return -1;

@@ -70,6 +70,12 @@ struct device_model
    * queue's max_sectors: bios beyond it are split, merges stop at it);
    * 0: Linux's default max_sectors_kb, 1280 KiB. */
   uint32_t max_sectors;
+  /* How the kernel sees the device: an NVMe drive has hardware queues
+   * of its own (6.1 gives it no elevator), and a device without seeks
+   * says so (QUEUE_FLAG_NONROT: 2.6.32 then plugs no tagged queue).
+   * A RAID card's logical disk says neither, whatever its members. */
+  bool nvme;
+  bool nonrot;
   const struct model_param *params;    /* defaults, NULL-key terminated */
   /* PARAMS: the defaults overridden by the user's values (same order,
    * same units).  Returns state, or NULL with a one-line reason in WHY. */

@@ -146,6 +146,7 @@ ssd_destroy (void *state)
 
 const struct device_model device_model_ssd = {
   .name = "ssd",
+  .nvme = true, .nonrot = true,
   .summary = "consumer SSD: parallel flash channels behind one link",
   .queue_depth = 32,
   .params = ssd_params,
