@@ -40,6 +40,10 @@ declare -A seeds_path_secs=([x25e-raid10]="20 5" [sas15k-raid10]="10 3")
 declare -A seeds_disk_bytes=([x25e-raid10]=128000000000
                              [sas15k-raid10]=587200000000)
 seeds_read_bytes=4096    # the page the 2.6.32 page cache read for 512 B
+# The usb model's slowest write is a merge and a transfer, 14 ms with
+# its defaults: a dispatch that took 50 ms was completed late by the
+# host (lab_late_pct).
+seeds_usb_slowest_s=0.05
 seeds_hz=100             # Ubuntu 10.04's -server kernels: CONFIG_HZ_100
 # dd's size, and the writer's dirtyable memory twice that (the seed's
 # 4 GiB on an 8 GiB machine: tools/pagecache/model.c).
@@ -183,7 +187,7 @@ seeds_record ()  # seeds_record KEY SEED FIGURE UNIT HOST-PCT LIMITED NOTE
 # A write run: tools/writeback's dd, one connection per CPU (workers=).
 seeds_write ()  # seeds_write KEY
 {
-  local k=$1 cpus client fig=NA limited=NA
+  local k=$1 cpus client fig=NA limited=NA late=NA
   seeds_args "$k"
   cpus=$(printf '%s\n' "${run_args[@]}" | sed -n 's/^workers=//p')
   rm -f "$work/client.out"
@@ -197,10 +201,12 @@ seeds_write ()  # seeds_write KEY
     fig=$(sed -n 's/^Results: .* \([0-9.]*\) MB\/s (model time)$/\1/p' \
             "$work/client.out")
     if [ -n "$fig" ]; then
-      limited=${T[limited_by]:-NA}
+      late=$(lab_late_pct "$run_trace" "$seeds_usb_slowest_s")
+      limited=$(seeds_write_limited "$late")
       S_FSYNC[$k]=$(sed -n 's/^fsync: .* from \([0-9.]*\) s$/\1/p' \
                       "$work/client.out")
-      lab_result "$(printf '%.1f MB/s (dd, model time)' "$fig")"
+      lab_result_by "$(printf '%.1f MB/s (dd, model time), late %s %%' \
+                         "$fig" "$late")" "$limited"
     else
       fig=NA
       lab_failed "no Results line from writeback" "$work/client.out"
@@ -208,7 +214,7 @@ seeds_write ()  # seeds_write KEY
     { echo "== $run_id: $(seeds_setup_of "$k")"; cat "$work/client.err"
       cat "$work/client.out"; } >> "$out/$exp-progress.txt"
   fi
-  seeds_record "$k" 001 "$fig" MB/s NA "$limited" ""
+  seeds_record "$k" 001 "$fig" MB/s "$late" "$limited" ""
 }
 
 # A read run: tools/seeker, one 4 KiB read at a time.
@@ -232,13 +238,25 @@ seeds_seek ()  # seeds_seek KEY
     if [ -n "$fig" ]; then
       host=$(lab_client_gap_pct "$run_trace")
       limited=$(seeds_limited "$host")
-      lab_result "$(printf '%.1f seeks/s, host %s %%' "$fig" "$host")"
+      lab_result_by "$(printf '%.1f seeks/s, host turn-around %s %%' "$fig" \
+                         "$host")" "$limited"
     else
       fig=NA
       lab_failed "no figures from seeker" "$work/client.out"
     fi
   fi
   seeds_record "$k" 002 "$fig" seeks/s "$host" "$limited" ""
+}
+
+# What limited a writer's run: the host when the device idled or
+# completions came late (over 1 % of the run), else the device.
+seeds_write_limited ()  # seeds_write_limited LATE-PCT
+{
+  if lab_host_limited \
+     || awk -v l="$1" 'BEGIN { exit !(l == "NA" || l + 0 > 1) }'; then
+    echo host
+  else echo device
+  fi
 }
 
 # What limited a reader's run: the device (busy), the modelled path that
@@ -293,13 +311,14 @@ experiment ()
  $(lab_mib "$dd_bytes") onto device=usb) and 002 (seeker, 4 KiB reads at\
  queue depth 1, on x25e-raid10 and sas15k-raid10), in model time;
 x pub = lab / published; off = the same run with the row's mechanism\
- switched off (its control), x = off / lab; limited: device (busy >= 95 %),\
+ switched off (its control), x = off / lab; host % = dd: completions the\
+ host noticed late, seeker: its turn-around; limited: device (busy >= 95 %),\
  model (the modelled path idles the device), host" \
     seed:seed:%s case:case:%s published:published:%s lab:lab:%.1f \
     unit:unit:%s ratio:x_pub:%.2f control:control:%s \
     mechanism_off:off:%.1f off_factor:x:%.2f control2:control_2:%s \
     mechanism_off2:off_2:%.1f off2_factor:x_2:%.2f busy_pct:busy_%:%.1f \
-    limited_by:limited:%s
+    host_pct:host_%:%.1f limited_by:limited:%s
   seeds_plots
   lab_end
 }
@@ -368,7 +387,7 @@ seeds_targets ()
         f = $c[k == 1 ? "off_factor" : "off2_factor"]
         if (n == "") continue
         if (f == "NA") { printf "  control %s: not measured\n", n; continue }
-        printf "  control %s twofold: %s %s, %.2fx, %s\n", n,
+        printf "  control %s twofold: %.1f %s, %.2fx, %s\n", n,
           $c[k == 1 ? "mechanism_off" : "mechanism_off2"], $c["unit"], f,
           verdict(factor(f) >= 2)
       } }' "$csv")

@@ -203,6 +203,19 @@ lab_result ()  # lab_result TEXT
   echo "$1, busy $(lab_busy_pct) %$mark (${run_wall_s} s)"
 }
 
+# lab_result for a run whose device may idle by the model's design (a
+# read waiting in a plugged queue): LIMITED, from lab_client_gap_pct,
+# is device, model or host.
+lab_result_by ()  # lab_result_by TEXT LIMITED
+{
+  local mark=
+  case $2 in
+    host) mark=", host-limited" ;;
+    model) mark=", the modelled path idles the device" ;;
+  esac
+  echo "$1, busy $(lab_busy_pct) %$mark (${run_wall_s} s)"
+}
+
 lab_failed ()  # lab_failed WHY
 {
   local f
@@ -420,6 +433,22 @@ lab_client_gap_pct ()  # lab_client_gap_pct TRACE
        $6 == "C" && $7 ~ /R/ { c = $4; last = $4 }
        END { if (q0 == "" || last <= q0) print "NA"
              else printf "%.1f\n", 100 * gap / (last - q0) }' "$1"
+}
+
+# The part of a run, in %, that no device model charged: the time from
+# a dispatch (D) to its completion (C) beyond LIMIT seconds, more than
+# the model's slowest IO takes, which only a completion the host
+# noticed late makes (dmcrypt-trace's busy time counts it as busy).
+lab_late_pct ()  # lab_late_pct TRACE LIMIT-S
+{
+  awk -v lim="$2" '$6 == "Q" && q0 == "" { q0 = $4 }
+    $6 == "D" && $9 == "+" { d[$8] = $4 }
+    $6 == "C" && $9 == "+" && ($8 in d) {
+      x = $4 - d[$8]; delete d[$8]
+      if (x > lim + 0) late += x - lim
+      last = $4 }
+    END { if (q0 == "" || last <= q0) print "NA"
+          else printf "%.1f\n", 100 * late / (last - q0) }' "$1"
 }
 
 # The gnuplot terminal lines every lab plot starts with.
