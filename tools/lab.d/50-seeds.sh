@@ -420,14 +420,16 @@ seeds_bars ()
               print "seed,case,series,value"; next }
     { print $c["seed"], $c["case"], "published", $c["published"]
       print $c["seed"], $c["case"], "lab", $c["lab"]
-      print $c["seed"], $c["case"], "mechanism off",
+      print $c["seed"], $c["case"], "control",
         ($c["control"] == "" ? "NA" : $c["mechanism_off"]) }' \
     "$out/$exp.csv" > "$csv"
+  # No quote in a title: lab_bars hands it to gnuplot in one.
   lab_bars 001-figures "Seed 001: dd of $(lab_mib "$dd_bytes") onto the\
- usb stick, published and lab" "MB/s (model time)" case series value \
-    'v("seed") == "001"'
-  lab_bars 002-figures "Seed 002: seeker on the RAID 10 arrays, published\
- and lab" "seeks/s (model time, log scale):log" case series value \
+ usb stick: published, lab, the first control of each row" \
+    "MB/s (model time)" case series value 'v("seed") == "001"'
+  lab_bars 002-figures "Seed 002: seeker on the RAID 10 arrays: published,\
+ lab, the first control of each row" \
+    "seeks/s (model time, log scale):log" case series value \
     'v("seed") == "002"'
 }
 
