@@ -50,6 +50,8 @@ USER_TOOLS = tools/dmcryptctl tools/dmcrypt-trace
 # tools/trace/*.c.
 CTL_OBJS   = $(patsubst %.c,%.o,$(sort $(wildcard tools/ctl/*.c)))
 TRACE_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard tools/trace/*.c)))
+# tools/writeback's model (tools/pagecache/), unit-tested without libnbd.
+WB_OBJS    = $(patsubst %.c,%.o,$(sort $(wildcard tools/pagecache/*.c)))
 
 PLUGINDIR := $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
 FILTERDIR := $(shell pkg-config --variable=filterdir nbdkit 2>/dev/null)
@@ -70,7 +72,8 @@ all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 %.o: %.c %.d
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(PLUGIN_SRCS:.c=.o) \
-         $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) $(STUBS)))
+         $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) $(WB_OBJS) \
+         $(STUBS)))
 $(DEPS):
 -include $(wildcard $(DEPS))
 
@@ -115,6 +118,12 @@ tools/dmcryptctl: tools/dmcryptctl.c $(CTL_OBJS) $(CORE_LIB)
 $(TRACE_OBJS): $(wildcard tools/trace/*.h)
 tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) $(wildcard tools/trace/*.h)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TRACE_OBJS)
+
+tools/writeback: tools/writeback.c $(WB_OBJS)
+	$(CC) $(ALL_CFLAGS) $(NBD_CFLAGS) -o $@ $< $(WB_OBJS) $(NBD_LIBS) -lm
+tests/unit/test-writeback: tests/unit/test-writeback.c $(WB_OBJS) \
+    tests/unit/check.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(WB_OBJS) -lm
 
 man: plugin/nbdkit-dmcrypt-plugin.1 filter/nbdkit-dmcrypt-filter.1 \
   tools/dmcryptctl.1
@@ -217,7 +226,7 @@ bench-cpu: $(PLUGIN)
 
 # tools/lab reads QUICK, LAB_OUT and the other LAB_* settings from the
 # environment, where make puts command-line variables too.
-lab: $(PLUGIN) tools/dmcrypt-trace tools/seeker
+lab: $(PLUGIN) tools/dmcrypt-trace tools/seeker tools/writeback
 	@tools/lab $(LAB_EXPERIMENTS)
 
 install: $(PLUGIN) $(FILTER)
@@ -235,5 +244,5 @@ clean:
 	  $(DEPS) \
 	  filter/*.o $(FILTER) filter/nbdkit-dmcrypt-filter.1 \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
-	  $(CTL_OBJS) $(TRACE_OBJS) tools/dmcryptctl.1
+	  $(CTL_OBJS) $(TRACE_OBJS) $(WB_OBJS) tools/dmcryptctl.1
 	rm -rf fuzz/build

@@ -9,6 +9,9 @@
 # systems, one of each kind of plugin arguments (raw, the two ciphers,
 # same-cpu-crypt, caller-crypt=0); the full run (DMCRYPT_TEST_FULL=1)
 # writes 8 MiB and times 0.3 s, and measures all eight.
+# The seeds experiment's rows must all be there, each with a figure or
+# the reason it has none (a run skipped for parameters the plugin does
+# not take, with nbdkit's one line).
 # front-end: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy fio openssl numfmt
@@ -18,20 +21,27 @@ requires_cmd nbdkit nbdcopy fio openssl numfmt
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
 plugin_built_or_fail
 analyser_built_or_fail
-[ -x "$topdir/tools/seeker" ] || fail "tools/seeker is not built: run make first"
+for t in seeker writeback; do
+  [ -x "$topdir/tools/$t" ] || fail "tools/$t is not built: run make first"
+done
 scratch
 
 lab=$topdir/tools/lab
 
 # Bad requests are refused before any run.
 "$lab" nosuch > "$tmp/bad.out" 2>&1 && fail "an unknown experiment ran"
-grep -q "no experiment 'nosuch'; there are: reorder randread starvation policies" \
+grep -q "no experiment 'nosuch'; there are: reorder randread starvation policies seeds" \
   "$tmp/bad.out" || { cat "$tmp/bad.out"; fail "no list of the experiments"; }
 LAB_SPEEDUP=fast "$lab" policies > "$tmp/bad.out" 2>&1 \
   && fail "LAB_SPEEDUP=fast was accepted"
 grep -q 'LAB_SPEEDUP must be a positive number' "$tmp/bad.out" \
   || fail "no reason for refusing LAB_SPEEDUP"
-"$lab" --list | grep -q '^  policies ' || fail "--list lacks policies"
+# Through a file: grep -q would leave tools/lab writing into a closed
+# pipe, which pipefail reports.
+"$lab" --list > "$tmp/list" || fail "tools/lab --list failed"
+for e in policies seeds; do
+  grep -q "^  $e " "$tmp/list" || fail "--list lacks $e"
+done
 
 if full_run; then
   size=8M seconds=0.3 randread_systems=
@@ -75,6 +85,58 @@ figures_of ()
   esac
 }
 number='^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$'
+
+# seeds: a row per published figure, in order; a run per row and
+# control, each with a figure or the reason it has none; the run ids
+# those of the trace summaries; targets and the plots of what ran.
+check_seeds ()
+{
+  local csv=$tmp/out/seeds.csv runs=$tmp/out/seeds-runs.csv ran n bad
+  expect_equal "seeds.csv header" \
+    "seed,case,published,lab,unit,ratio,mechanism,control,mechanism_off,off_factor,control2,mechanism_off2,off2_factor,busy_pct,host_pct,limited_by,run,control_run,control2_run,note" \
+    "$(head -n 1 "$csv")"
+  expect_equal "seeds rows" "001 one-cpu 170 MB/s
+001 4cpu-nr128 20 MB/s
+001 4cpu-nr4096 56 MB/s
+001 linux-4.0 144 MB/s
+002 x25e-raw 3320 seeks/s
+002 x25e-dmcrypt 99 seeks/s
+002 sas-raw 257 seeks/s
+002 sas-dmcrypt 85 seeks/s" "$(awk -F, 'NR > 1 { print $1, $2, $3, $5 }' "$csv")"
+  bad=$(awk -F, -v re="$number" 'NR > 1 && !($4 ~ re || ($4 == "NA" \
+          && $20 ~ /skipped: /)) { print NR ": " $0; exit }' "$csv")
+  [ -z "$bad" ] || fail "seeds.csv: no figure and no reason at line $bad"
+  expect_equal "seeds-runs.csv header" \
+    "run,key,seed,device,device_speed,setup,figure,unit,busy_pct,host_pct,limited_by,wall_s,note" \
+    "$(head -n 1 "$runs")"
+  [ "$(( $(wc -l < "$runs") - 1 ))" -eq 15 ] || fail "seeds-runs.csv: not 15 runs"
+  bad=$(awk -F, -v re="$number" 'NR > 1 && !(($1 != "" && $7 ~ re \
+          && $9 ~ re) || ($1 == "" && $13 ~ /^skipped: /)) {
+          print NR ": " $0; exit }' "$runs")
+  [ -z "$bad" ] || fail "seeds-runs.csv: a run without figures or reason at line $bad"
+  ran=$(awk -F, 'NR > 1 && $1 != "" { print $1 }' "$runs")
+  n=$(wc -w <<< "$ran")
+  if [ "$n" -gt 0 ]; then
+    expect_equal "seeds run ids" "$ran" \
+      "$(cut -d, -f1 "$tmp/out/seeds-trace.csv" | tail -n +2 | sed 's/\.trace$//')"
+    grep -q -E "^\[$n/$n\] seeds: " "$tmp/stdout" \
+      || fail "no progress line for seeds' last run"
+  fi
+  for h in "x pub" control off "control 2" limited; do
+    grep -q -F -- "$h" "$tmp/out/seeds.txt" || fail "seeds.txt lacks '$h'"
+  done
+  grep -q '^target 001/4cpu-nr128' "$tmp/out/seeds.txt" \
+    || fail "seeds.txt reports no targets"
+  grep -q 'is a finding, not an error' "$tmp/out/seeds.txt" \
+    || fail "seeds.txt does not say what a miss means"
+  seeds_pngs="seeds-001-figures seeds-002-figures"
+  grep -q '^seeds-[0-9]*,w-4cpu,' "$runs" \
+    && seeds_pngs+=" seeds-2015-4cpu-nr128 seeds-2015-4cpu-nr128-fsync"
+  grep -q '^seeds-[0-9]*,r-x25e-' "$runs" \
+    && seeds_pngs+=" seeds-2010-x25e-events"
+  echo "ok: seeds: 8 rows, 15 runs ($n run, $((15 - n)) skipped)"
+}
+
 for e in "${expect[@]}"; do
   read -r exp runs header headings <<< "$e"
   csv=$tmp/out/$exp.csv
@@ -111,6 +173,7 @@ for e in "${expect[@]}"; do
 done
 grep -q '^target sorted >= 2.5x fifo' "$tmp/out/reorder.txt" \
   || fail "reorder.txt reports no targets"
+check_seeds
 
 if ! command -v gnuplot >/dev/null; then
   echo "gnuplot is not installed: the PNG plots are not checked"
@@ -121,6 +184,7 @@ else
         randread-ratio randread-ssd randread-hdd
         starvation-p99 starvation-writer policies-throughput"
   for p in $policies; do pngs+=" policies-usb-$p-sectors"; done
+  pngs+=" $seeds_pngs"
   for png in $pngs; do
     f=$tmp/out/$png.png
     [ -s "$f" ] || fail "no $png.png"

@@ -203,6 +203,19 @@ lab_result ()  # lab_result TEXT
   echo "$1, busy $(lab_busy_pct) %$mark (${run_wall_s} s)"
 }
 
+# lab_result for a run whose device may idle by the model's design (a
+# read waiting in a plugged queue): LIMITED, from lab_client_gap_pct,
+# is device, model or host.
+lab_result_by ()  # lab_result_by TEXT LIMITED
+{
+  local mark=
+  case $2 in
+    host) mark=", host-limited" ;;
+    model) mark=", the modelled path idles the device" ;;
+  esac
+  echo "$1, busy $(lab_busy_pct) %$mark (${run_wall_s} s)"
+}
+
 lab_failed ()  # lab_failed WHY
 {
   local f
@@ -405,3 +418,144 @@ EOF
     || { echo "lab: gnuplot failed for $name:" >&2
          cat "$work/gnuplot.log" >&2; return 1; }
 }
+
+# ---- Runs one IO at a time, and the events of a trace ----
+
+# The part of a reader's run (one read at a time) between a read's
+# completion and the next read's queueing, in %: the client's and the
+# NBD transport's turn-around, which the host, not the model, decides.
+# NA without two reads.
+lab_client_gap_pct ()  # lab_client_gap_pct TRACE
+{
+  awk '$6 == "Q" && $7 ~ /R/ { if (c != "") gap += $4 - c
+                               if (q0 == "") q0 = $4
+                               c = ""; next }
+       $6 == "C" && $7 ~ /R/ { c = $4; last = $4 }
+       END { if (q0 == "" || last <= q0) print "NA"
+             else printf "%.1f\n", 100 * gap / (last - q0) }' "$1"
+}
+
+# The part of a run, in %, that no device model charged: the time from
+# a dispatch (D) to its completion (C) beyond LIMIT seconds, more than
+# the model's slowest IO takes, which only a completion the host
+# noticed late makes (dmcrypt-trace's busy time counts it as busy).
+lab_late_pct ()  # lab_late_pct TRACE LIMIT-S
+{
+  awk -v lim="$2" '$6 == "Q" && q0 == "" { q0 = $4 }
+    $6 == "D" && $9 == "+" { d[$8] = $4 }
+    $6 == "C" && $9 == "+" && ($8 in d) {
+      x = $4 - d[$8]; delete d[$8]
+      if (x > lim + 0) late += x - lim
+      last = $4 }
+    END { if (q0 == "" || last <= q0) print "NA"
+          else printf "%.1f\n", 100 * late / (last - q0) }' "$1"
+}
+
+# The gnuplot terminal lines every lab plot starts with.
+lab_gnuplot_png ()  # lab_gnuplot_png OUT WIDTH HEIGHT
+{
+  cat <<EOG
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+  set terminal pngcairo size $2,$3 noenhanced font "sans,10"
+} else {
+  set terminal png size $2,$3 noenhanced
+}
+set output '$1'
+EOG
+}
+
+lab_gnuplot_run ()  # lab_gnuplot_run NAME SCRIPT
+{
+  gnuplot "$2" 2> "$work/gnuplot.log" \
+    || { echo "lab: gnuplot failed for $1:" >&2
+         cat "$work/gnuplot.log" >&2; return 1; }
+}
+
+# The D events of the run traced in TRACE as sector against model time
+# (s from the run's start), the whole run or FROM to TO (s); drawn as
+# points, each dispatch one: "$out/$exp-NAME.png".  An empty window
+# says so in its title.
+lab_sector_scatter ()  # lab_sector_scatter NAME TITLE TRACE [FROM TO]
+{
+  local name=$exp-$1 dat=$work/$1.scatter title=$2 plot
+  [ "$have_gnuplot" = 1 ] || return 0
+  awk -v from="${4:-}" -v to="${5:-}" '$6 == "D" && $9 == "+" \
+      && (from == "" || ($4 >= from + 0 && $4 <= to + 0)) {
+        print $4, $8, $10 }' "$3" > "$dat"
+  if [ -s "$dat" ]; then
+    plot="'$dat' using 1:2 with points pt 7 ps 0.5 lc rgb '#1f5fa8' notitle"
+  else
+    title+=" (no dispatch in this window)"
+    plot="NaN notitle"
+  fi
+  {
+    lab_gnuplot_png "$out/$name.png" 1100 600
+    cat <<EOG
+set title '$title'
+set grid
+set xlabel 'model time from the run start (s)'
+set ylabel 'sector dispatched (512 B)'
+set format y '%.0f'
+set lmargin 13
+plot $plot
+EOG
+  } > "$work/scatter.gp"
+  lab_gnuplot_run "$name" "$work/scatter.gp"
+}
+
+# One-at-a-time reads of several runs, a panel each: their Q, P, U, UT,
+# D and C events as lanes against model time, over five reads (from the
+# run's tenth read, or its first when it has fewer than 14).  PANEL is
+# TRACE|TITLE.  "$out/$exp-NAME.png".
+lab_event_lanes ()  # lab_event_lanes NAME TITLE PANEL...
+{
+  local name=$exp-$1 title=$2 p i=0 n
+  [ "$have_gnuplot" = 1 ] || return 0
+  shift 2
+  n=$#
+  {
+    lab_gnuplot_png "$out/$name.png" 1100 $((170 * n + 60))
+    cat <<EOG
+set multiplot layout $n,1 title '$title'
+set yrange [0.5:6.5]
+set ytics ("C" 1, "D" 2, "UT" 3, "U" 4, "P" 5, "Q" 6)
+set grid xtics
+unset key
+set xlabel 'model time from the first read shown (ms)'
+EOG
+    for p in "$@"; do
+      i=$((i + 1))
+      lab_event_window "${p%%|*}" > "$work/lanes-$i.dat"
+      echo "set title '${p#*|}'"
+      if [ -s "$work/lanes-$i.dat" ]; then
+        echo "plot '$work/lanes-$i.dat' using 1:2 with points pt 7 ps 0.9"
+      else
+        echo "plot NaN"
+      fi
+    done
+    echo "unset multiplot"
+  } > "$work/lanes.gp"
+  lab_gnuplot_run "$name" "$work/lanes.gp"
+}
+
+# "ms lane" of each read's event in the window of lab_event_lanes.
+lab_event_window ()  # lab_event_window TRACE
+{
+  awk 'BEGIN { lane["Q"] = 6; lane["P"] = 5; lane["U"] = 4; lane["UT"] = 3
+               lane["D"] = 2; lane["C"] = 1 }
+       !($6 in lane) || $4 !~ /^[0-9.]+$/ { next }
+       $7 ~ /W|F/ { next }
+       { t[++n] = $4; a[n] = $6
+         if ($6 == "Q") q[++nq] = n
+         if ($6 == "C") c[++nc] = n }
+       END { first = nq >= 14 ? 10 : 1; last = first + 4
+             if (nq < first) exit
+             if (last > nc) last = nc
+             t0 = t[q[first]]; t1 = last >= first ? t[c[last]] : t[n]
+             for (i = 1; i <= n; i++)
+               if (t[i] >= t0 && t[i] <= t1)
+                 printf "%.3f %d\n", (t[i] - t0) * 1000, lane[a[i]] }' "$1"
+}
+
+# A CSV line of the arguments, as lab_row but to stdout.
+lab_csv_line () { local IFS=,; echo "$*"; }
