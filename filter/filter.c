@@ -21,9 +21,9 @@
 
 #include <nbdkit-filter.h>
 
-#include "../plugin/cmdline.h"
-#include "../plugin/control.h"
-#include "../plugin/dmcrypt.h"
+#include "../volume/params/cmdline.h"
+#include "../volume/control/control.h"
+#include "../volume/volume.h"
 #include "filter.h"
 #include "nextback.h"
 

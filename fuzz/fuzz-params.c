@@ -1,4 +1,4 @@
-/* Fuzzes the plugin's parameter parsing: plugin/config.c's
+/* Fuzzes the plugin's parameter parsing: volume/params/config.c's
  * dmcrypt_config with the key=value pairs of the input, one per line,
  * as nbdkit would hand them over from its command line.
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../plugin/dmcrypt.h"
+#include "../volume/volume.h"
 #include "fuzz.h"
 
 enum { MAX_PAIRS = 64 };

@@ -12,8 +12,8 @@
 #include <gcrypt.h>
 #include <openssl/opensslv.h>
 
-#include "control.h"
-#include "dmcrypt.h"
+#include "../volume/control/control.h"
+#include "../volume/volume.h"
 
 #define DMCRYPT_VERSION "0.1"
 

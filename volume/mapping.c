@@ -15,7 +15,7 @@
 #include <nbdkit-plugin.h>
 
 #include "../backend/kseries.h"
-#include "dmcrypt.h"
+#include "volume.h"
 
 #define HOLD_POLL_NS 5000000         /* a held request looks every 5 ms */
 

@@ -13,7 +13,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "dmcrypt.h"
+#include "../volume.h"
 
 int config_numeric (const char *key, const char *value);
 int config_number (const char *key, const char *value, uint64_t min,

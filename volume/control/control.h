@@ -4,7 +4,7 @@
 #ifndef DMCRYPT_PLUGIN_CONTROL_H
 #define DMCRYPT_PLUGIN_CONTROL_H
 
-#include "../control/proto.h"
+#include "../../control/proto.h"
 
 /* .config_complete, once the image is open: picks the name, binds the
  * socket and registers it (so that a name in use is a start-up error).

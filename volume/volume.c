@@ -16,7 +16,7 @@
 #include "../backend/trace.h"
 #include "../crypto/secmem.h"
 #include "../backend/kseries.h"
-#include "dmcrypt.h"
+#include "volume.h"
 
 struct dmcrypt_volume volume = { .header_fd = -1 };
 

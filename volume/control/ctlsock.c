@@ -17,9 +17,9 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../control/registry.h"
+#include "../../control/registry.h"
 #include "ctlsock.h"
-#include "dmcrypt.h"
+#include "../volume.h"
 
 #define LISTEN_BACKLOG  16
 #define MAX_NAME_SUFFIX 99          /* NAME-2 .. NAME-99 for defaults */

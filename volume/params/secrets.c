@@ -14,8 +14,8 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../crypto/secmem.h"
-#include "dmcrypt.h"
+#include "../../crypto/secmem.h"
+#include "../volume.h"
 
 enum { KEY_FILE_MAX = 8192 };    /* bytes of hex: 4 KiB keys at most */
 

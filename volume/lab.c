@@ -10,7 +10,7 @@
 #include "../backend/kseries.h"
 #include "../backend/sim/sim.h"
 #include "../backend/trace.h"
-#include "dmcrypt.h"
+#include "volume.h"
 
 static bool
 device_wanted (void)

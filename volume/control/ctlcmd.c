@@ -12,7 +12,7 @@
 #include <nbdkit-plugin.h>
 
 #include "control.h"
-#include "dmcrypt.h"
+#include "../volume.h"
 
 #define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
 

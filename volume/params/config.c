@@ -9,9 +9,9 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../backend/kseries.h"
-#include "../crypto/secmem.h"
-#include "dmcrypt.h"
+#include "../../backend/kseries.h"
+#include "../../crypto/secmem.h"
+#include "../volume.h"
 
 struct dmcrypt_params params = { .key_slot = -1,
   .caller_crypt = TRI_UNSET, .kcryptd_io = TRI_UNSET,

@@ -11,11 +11,11 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../backend/fault.h"
-#include "../control/holder.h"
-#include "../control/sockdir.h"
-#include "cmdline.h"
-#include "dmcrypt.h"
+#include "../../backend/fault.h"
+#include "../../control/holder.h"
+#include "../../control/sockdir.h"
+#include "../params/cmdline.h"
+#include "../volume.h"
 
 /* "dmcrypt volume 'vol' (pid 12)" when one of the user's instances
  * serves the image, else "qemu-img (pid 34)" or "another program" into

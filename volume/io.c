@@ -11,7 +11,7 @@
 #include <nbdkit-plugin.h>
 
 #include "../backend/submitter.h"
-#include "dmcrypt.h"
+#include "volume.h"
 
 /* Connections opened so far: the next one's index. */
 static atomic_uint connections;

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
-#include "../control/sockdir.h"
+#include "../../control/sockdir.h"
 
 #define CTL_SUN_PATH sizeof ((struct sockaddr_un *) 0)->sun_path
 

@@ -6,9 +6,9 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../crypto/secmem.h"
-#include "../luks/plain.h"
-#include "dmcrypt.h"
+#include "../../crypto/secmem.h"
+#include "../../luks/plain.h"
+#include "../volume.h"
 
 /* A combination the parameters must not be in, and what to say. */
 struct rule
