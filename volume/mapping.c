@@ -51,7 +51,7 @@ static int
 locks_follow (void *arg, bool writable, char *why, size_t size)
 {
   (void) arg;
-  return image_locks_follow (writable, why, size);
+  return image_locks_follow (&volume.locks, writable, why, size);
 }
 
 /* nbdkit_nanosleep fails when the server shuts down or the client goes

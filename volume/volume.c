@@ -18,7 +18,7 @@
 #include "../backend/kseries.h"
 #include "volume.h"
 
-struct dmcrypt_volume volume = { .header_fd = -1 };
+struct dmcrypt_volume volume = { .locks.header_fd = -1 };
 
 static bool
 is_plain_type (void)
@@ -258,6 +258,6 @@ volume_close (void)
   backend_close (volume.backend);
   crypt_table_free (&volume.table);
   memset (&volume, 0, sizeof volume);
-  volume.header_fd = -1;
+  image_locks_init (&volume.locks);
   volume.filter = filter;
 }

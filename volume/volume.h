@@ -8,12 +8,12 @@
 #include <stdint.h>
 
 #include "../backend/backend.h"
-#include "../backend/lock.h"
 #include "../crypto/cipher.h"
 #include "../dm/dm.h"
 #include "../luks/luks.h"
 #include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
+#include "lock/lock.h"
 
 /* min-block-size=sector: the live table's encryption sector size. */
 #define MIN_BLOCK_SECTOR (~0u)
@@ -106,8 +106,7 @@ struct dmcrypt_volume
                                     or the filter's copy of the header */
   bool server_readonly;          /* nbdkit -r: nothing may ever write */
   struct backend *file_backend;  /* the image, under any wrapper */
-  struct image_lock *header_lock;  /* on a detached header */
-  int header_fd;                 /* holds header_lock, or -1 */
+  struct image_locks locks;      /* the image's and the header's */
   struct crypt_table table;      /* the table being made; the mapping
                                     takes it */
   struct luks_info luks;         /* valid when is_luks */
@@ -152,15 +151,11 @@ void dmcrypt_notice (const char *fmt, ...)
 /* keysource.c: the parameters that go together for PLAIN or LUKS. */
 int check_key_combinations (bool plain);
 
-/* imagelock.c: opens the image (read-only under nbdkit -r or when the
+/* image.c: opens the image (read-only under nbdkit -r or when the
  * user may not write it) and the detached header, and locks both:
  * exclusively for a writable volume, shared for a read-only one. */
 int image_open (void);
 void image_close (void);
-/* Makes the locks exclusive when a read-write table is live or loaded,
- * shared otherwise.  Returns 0, or -1 with errno (EBUSY when another
- * holder conflicts) and a one-line reason in WHY. */
-int image_locks_follow (bool writable, char *why, size_t why_size);
 
 /* lab.c: device=... checked, and the simulated device put over the
  * image (volume.backend), its clock given to the trace. */

@@ -16,7 +16,7 @@
 
 #define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
 
-/* What ctl_find_image_holder (control/holder.h) compares: another
+/* What image_lock_find_instance (lock/lock.h) compares: another
  * instance finding the image locked asks who holds it. */
 static struct
 {
