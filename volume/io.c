@@ -55,47 +55,6 @@ static const char *const op_names[] = {
   [IO_TRIM] = "trim", [IO_FLUSH] = "flush",
 };
 
-static int
-run (struct engine *e, enum io_op op, void *buf, uint32_t count,
-     uint64_t offset, bool fua)
-{
-  switch (op) {
-  case IO_READ: return engine_read (e, buf, count, offset);
-  case IO_WRITE: return engine_write (e, buf, count, offset, fua);
-  case IO_ZERO: return engine_zero (e, count, offset, fua);
-  case IO_TRIM: return engine_trim (e, count, offset, fua);
-  default: return engine_flush (e);
-  }
-}
-
-/* A request over several segments (BitLocker), piece by piece: a zero
- * segment reads as zeros and drops writes, as dm-zero does; a crypt
- * piece goes to the engine where the shared table holds it. */
-static int
-run_segments (enum io_op op, void *buf, uint32_t count, uint64_t offset,
-              bool fua)
-{
-  const struct segment_list *l = dm_segments (volume.dm);
-  const struct crypt_table *t = dm_live_table (volume.dm);
-  struct segment_piece piece;
-
-  while (count > 0) {
-    segment_list_piece (l, t, offset, count, &piece);
-    if (piece.type == SEGMENT_CRYPT) {
-      if (run (dm_engine (volume.dm), op, buf, piece.count,
-               piece.table_offset, fua) == -1)
-        return -1;
-    }
-    else if (op == IO_READ)
-      memset (buf, 0, piece.count);
-    if (buf)
-      buf = (char *) buf + piece.count;
-    count -= piece.count;
-    offset += piece.count;
-  }
-  return 0;
-}
-
 int
 dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
             uint32_t count, uint64_t offset, bool fua, int *err)
@@ -116,10 +75,7 @@ dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
     *err = EOPNOTSUPP;
     return -1;
   }
-  if (op == IO_FLUSH || dm_segments (volume.dm) == NULL)
-    r = run (dm_engine (volume.dm), op, buf, count, offset, fua);
-  else
-    r = run_segments (op, buf, count, offset, fua);
+  r = dm_io (volume.dm, (enum dm_io_op) op, buf, count, offset, fua);
   if (r == -1) {
     *err = errno;
     nbdkit_error ("%s: %s", op_names[op], strerror (*err));

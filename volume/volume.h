@@ -180,7 +180,9 @@ void dmcrypt_conn_free (struct dmcrypt_conn *conn);
 /* io.c: a request of CONN through the mapping's gate and the engine.
  * Returns 0, or -1 with *ERR the errno for nbdkit (after nbdkit_error
  * when the engine failed). */
-enum io_op { IO_READ, IO_WRITE, IO_ZERO, IO_TRIM, IO_FLUSH };
+enum io_op { IO_READ = DM_IO_READ, IO_WRITE = DM_IO_WRITE,
+             IO_ZERO = DM_IO_ZERO, IO_TRIM = DM_IO_TRIM,
+             IO_FLUSH = DM_IO_FLUSH };
 int dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
                 uint32_t count, uint64_t offset, bool fua, int *err);
 /* The minimum and preferred block sizes both front ends advertise, in
