@@ -107,7 +107,7 @@ tests/unit/test-cmdline: tests/unit/test-cmdline.c volume/params/cmdline.c \
 FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk \
               bitlk
 FUZZ_COMMON = fuzz/stubs.c volume/params/config.c volume/params/confignum.c \
-              volume/params/secrets.c backend/kseries.c
+              volume/params/names.c volume/params/secrets.c backend/kseries.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
     $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
     fuzz/cipher-reference.h $(CORE_LIB)

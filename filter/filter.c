@@ -1,8 +1,9 @@
 /* nbdkit glue for the filter: nbdkit --filter=dmcrypt PLUGIN ... serves
  * the plaintext of whatever ciphertext the plugin (and any filters
  * between) serve.  The volume, its mapping, engine and control socket
- * are the plugin's (plugin/), over a backend that calls the next layer
- * (nextback.c); this file only speaks nbdkit's filter API.
+ * are the layer both front ends share (volume/), over a backend that
+ * calls the next layer (nextback.c); this file only speaks nbdkit's
+ * filter API.
  *
  * The next layer exists only after nbdkit forked, so the volume opens
  * in .after_fork, once for every connection, on a context of its own.
@@ -29,11 +30,14 @@
 
 #define PREFIX "dmcrypt-"
 
-/* -D dmcrypt.* flags, as the plugin's (plugin/mapping.c reads them). */
+/* -D dmcrypt.* flags, as the plugin's: handed to the volume. */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;
 
+/* The one volume of this nbdkit process; NULL when .load ran out of
+ * memory (said then), which fails .config. */
+static struct dmcrypt_volume *volume;
 static nbdkit_next *shared;          /* the volume's own context */
 static bool serialise;               /* the layer below is not parallel */
 static int header_fd = -1;
@@ -99,17 +103,18 @@ static unsigned layer_files;
 static int
 note_layer_file (const char *value)
 {
+  char **layer_file = &volume->params.layer_file;
+
   if (access (value, F_OK) == -1 && errno == ENOENT
-      && dmcrypt_is_param_name (value)) {
+      && params_is_name (value)) {
     nbdkit_error ("'%s' needs a value: %s=VALUE", value, value);
     return -1;
   }
-  free (params.layer_file);
-  params.layer_file = NULL;
+  free (*layer_file);
+  *layer_file = NULL;
   /* Absolute: nbdkit leaves the working directory when it forks. */
-  if (++layer_files == 1
-      && (params.layer_file = realpath (value, NULL)) == NULL)
-    params.layer_file = strdup (value);
+  if (++layer_files == 1 && (*layer_file = realpath (value, NULL)) == NULL)
+    *layer_file = strdup (value);
   return 0;
 }
 
@@ -121,23 +126,25 @@ filter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
 
   next_config = next;
   next_config_data = nxdata;
+  if (volume == NULL)
+    return -1;
   if (strncmp (key, PREFIX, strlen (PREFIX)) == 0
-      && dmcrypt_is_param_name (key + strlen (PREFIX))
+      && params_is_name (key + strlen (PREFIX))
       && strcmp (key + strlen (PREFIX), "file") != 0) {
     if (nprefixed < sizeof prefixed / sizeof prefixed[0]
         && !given_prefixed (key + strlen (PREFIX))
         && (prefixed[nprefixed] = strdup (key + strlen (PREFIX))) != NULL)
       nprefixed++;
-    return dmcrypt_config (key + strlen (PREFIX), value);
+    return params_config (&volume->params, key + strlen (PREFIX), value);
   }
   /* file= is the plugin's: the filter's data is the next layer. */
   if (strcmp (key, "file") == 0)
     return note_layer_file (value) == -1 ? -1 : next (nxdata, key, value);
-  if (dmcrypt_param_respelt (key, alt, sizeof alt)) {
+  if (params_respelt (key, alt, sizeof alt)) {
     nbdkit_error ("unknown parameter '%s': did you mean '%s'?", key, alt);
     return -1;
   }
-  if (!dmcrypt_is_param_name (key))
+  if (!params_is_name (key))
     return next (nxdata, key, value);
   return defer (key, value);
 }
@@ -153,7 +160,7 @@ apply_deferred (void)
     if (r == 0)
       r = given_prefixed (d->key)
         ? next_config (next_config_data, d->key, d->value)
-        : dmcrypt_config (d->key, d->value);
+        : params_config (&volume->params, d->key, d->value);
     explicit_bzero (d->value, strlen (d->value));
     free (d->key);
     free (d->value);
@@ -170,8 +177,13 @@ static int
 filter_config_complete (nbdkit_next_config_complete *next,
                         nbdkit_backend *nxdata)
 {
-  if (apply_deferred () == -1 || volume_check_params () == -1)
+  if (volume == NULL || apply_deferred () == -1
+      || volume_check_params (volume) == -1)
     return -1;
+  volume->params.engine_debug =
+    (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
+    | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
+    | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0);
   return next (nxdata);
 }
 
@@ -214,7 +226,7 @@ filter_get_ready (int thread_model)
 {
   serialise = thread_model < NBDKIT_THREAD_MODEL_PARALLEL;
   read_server_cmdline ();
-  return control_open ();
+  return control_open (volume);
 }
 
 /* ---- The volume over the next layer ---- */
@@ -222,6 +234,8 @@ filter_get_ready (int thread_model)
 static int
 open_lower (nbdkit_backend *nxdata, bool readonly)
 {
+  struct backend *lower;
+
   shared = nbdkit_next_context_open (nxdata, readonly, "", 1);
   if (shared == NULL) {
     nbdkit_error ("cannot open the plugin's export");
@@ -232,16 +246,13 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   nbdkit_debug ("dmcrypt: the layer below %s",
                 serialise ? "is not parallel: calls to it are serialised"
                 : "is parallel");
-  volume.lower = backend_next_open (shared, serialise, readonly);
-  if (volume.lower == NULL)
+  lower = backend_next_open (shared, serialise, readonly);
+  if (lower == NULL)
     return -1;
-  header_fd = (params.type == VT_TCRYPT ? header_copy_tcrypt : header_copy)
-    (volume.lower, header_path, sizeof header_path);
-  if (header_fd == -1)
-    return -1;
-  volume.image = params.layer_file ? params.layer_file : FILTER_IMAGE_LABEL;
-  volume.data_path = header_path;
-  return 0;
+  volume_set_lower (volume, lower, FILTER_IMAGE_LABEL, header_path);
+  header_fd = (volume->params.type == VT_TCRYPT ? header_copy_tcrypt
+               : header_copy) (lower, header_path, sizeof header_path);
+  return header_fd == -1 ? -1 : 0;
 }
 
 /* The PID file at PATH names this process. */
@@ -284,12 +295,11 @@ remove_server_files (void)
 static int
 filter_after_fork (nbdkit_backend *nxdata)
 {
-  if (open_lower (nxdata, server.readonly) == 0 && volume_open () == 0
-      && lab_start () == 0
-      && dm_start (volume.dm) == 0)
-    return control_start ();
+  if (open_lower (nxdata, server.readonly) == 0 && volume_open (volume) == 0
+      && volume_start (volume) == 0)
+    return control_start (volume);
   /* The socket was made before the fork: no volume answers on it. */
-  control_close ();
+  control_close (volume);
   if (server.run) {
     failed_under_run = true;
     return 0;
@@ -304,16 +314,11 @@ filter_after_fork (nbdkit_backend *nxdata)
 static void
 filter_cleanup (nbdkit_backend *nxdata)
 {
-  struct engine_stats st;
-  char line[1024];
-
   (void) nxdata;
-  control_close ();
-  if (volume.dm) {
-    dm_get_stats (volume.dm, &st);
-    nbdkit_debug ("stats: %s", engine_format_stats (&st, line, sizeof line));
-  }
-  volume_close ();
+  control_close (volume);
+  volume_log_stats (volume);
+  if (volume)
+    volume_close (volume);
   if (header_fd >= 0)
     close (header_fd);
   header_fd = -1;
@@ -327,7 +332,7 @@ filter_cleanup (nbdkit_backend *nxdata)
 static void
 filter_load (void)
 {
-  volume.filter = true;
+  volume = volume_new (true);
 }
 
 static void
@@ -336,7 +341,8 @@ filter_unload (void)
   unsigned i;
 
   filter_cleanup (NULL);
-  dmcrypt_params_free ();
+  volume_free (volume);
+  volume = NULL;
   cmdline_facts_free (&server);
   for (i = 0; i < nprefixed; i++)
     free (prefixed[i]);
@@ -349,8 +355,6 @@ static void *
 filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
              const char *exportname, int is_tls)
 {
-  struct dmcrypt_conn *conn;
-
   (void) is_tls;
   /* The reason was logged once, in .after_fork. */
   if (failed_under_run) {
@@ -359,25 +363,20 @@ filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
   }
   if (next (context, readonly, exportname) == -1)
     return NULL;
-  conn = dmcrypt_conn_new ();
-  if (conn)
-    dm_opened (volume.dm);
-  return conn;
+  return volume_conn_new (volume);
 }
 
 static void
 filter_close (void *handle)
 {
-  if (volume.dm)
-    dm_closed (volume.dm);
-  dmcrypt_conn_free (handle);
+  volume_conn_free (handle);
 }
 
 static int64_t
 filter_get_size (nbdkit_next *next, void *handle)
 {
   (void) next; (void) handle;
-  return dm_size (volume.dm);
+  return dm_size (volume->dm);
 }
 
 /* The engine's sizes, within what the layer below accepts. */
@@ -386,12 +385,12 @@ filter_block_size (nbdkit_next *next, void *handle, uint32_t *minimum,
                    uint32_t *preferred, uint32_t *maximum)
 {
   uint32_t lmin = 0, lpref = 0, lmax = 0;
-  unsigned ss = dm_sector_size (volume.dm);
+  unsigned ss = dm_sector_size (volume->dm);
 
   (void) handle;
   if (next->block_size (next, &lmin, &lpref, &lmax) == -1)
     return -1;
-  dmcrypt_block_sizes (minimum, preferred);
+  volume_block_sizes (volume, minimum, preferred);
   /* The engine reads and writes the layer below in whole encryption
    * sectors: only a lower minimum larger than a sector asks clients
    * for more. */
@@ -409,7 +408,7 @@ static int
 filter_can_write (nbdkit_next *next, void *handle)
 {
   (void) next; (void) handle;
-  return !dm_readonly (volume.dm);
+  return !dm_readonly (volume->dm);
 }
 
 static int
@@ -430,7 +429,7 @@ static int
 filter_can_trim (nbdkit_next *next, void *handle)
 {
   (void) next; (void) handle;
-  return (dm_flags (volume.dm) & CT_ALLOW_DISCARDS) != 0;
+  return (dm_flags (volume->dm) & CT_ALLOW_DISCARDS) != 0;
 }
 
 /* Zeros are written encrypted: the layer's own zeroing would leave
@@ -477,8 +476,8 @@ filter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
               uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_READ, buf, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_READ, buf, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
@@ -486,8 +485,8 @@ filter_pwrite (nbdkit_next *next, void *handle, const void *buf,
                uint32_t count, uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_WRITE, (void *) buf, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_WRITE, (void *) buf, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
@@ -495,8 +494,8 @@ filter_zero (nbdkit_next *next, void *handle, uint32_t count,
              uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_ZERO, NULL, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_ZERO, NULL, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
@@ -504,15 +503,15 @@ filter_trim (nbdkit_next *next, void *handle, uint32_t count,
              uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_TRIM, NULL, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_TRIM, NULL, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
 filter_flush (nbdkit_next *next, void *handle, uint32_t flags, int *err)
 {
   (void) next; (void) flags;
-  return dmcrypt_io (handle, IO_FLUSH, NULL, 0, 0, false, err);
+  return volume_io (handle, IO_FLUSH, NULL, 0, 0, false, err);
 }
 
 static struct nbdkit_filter filter = {

@@ -12,24 +12,24 @@
 
 #include "../backend/fault.h"
 #include "params/cmdline.h"
-#include "volume.h"
+#include "internal.h"
 
 /* nbdkit -r and images the user may only read are opened O_RDONLY, so
  * nothing can reach them. */
 static bool
-open_writable (void)
+open_writable (struct dmcrypt_volume *v)
 {
   const char *file;
   int err;
 
-  if (cmdline_proc_readonly (&volume.server_readonly) == -1)
+  if (cmdline_proc_readonly (&v->server_readonly) == -1)
     nbdkit_debug ("cannot read /proc/self/cmdline: assuming no -r");
-  if (volume.server_readonly)
+  if (v->server_readonly)
     return false;
-  file = volume_image_file ();
-  if (volume.filter && !volume.lower->readonly)
+  file = volume_image_file (v);
+  if (v->filter && !v->lower->readonly)
     return true;
-  if (volume.filter && (file == NULL || access (file, W_OK) == 0)) {
+  if (v->filter && (file == NULL || access (file, W_OK) == 0)) {
     dmcrypt_notice ("the layer below is read-only: serving it read-only");
     return false;
   }
@@ -46,60 +46,62 @@ open_writable (void)
  * The filter's next layer is not a file to lock: its plugin keeps its
  * own rules (nbdkit's file plugin takes no lock either). */
 static int
-open_file (bool writable, bool exclusive)
+open_file (struct dmcrypt_volume *v, bool writable, bool exclusive)
 {
-  volume.backend = backend_file_open (params.file, !writable);
-  if (volume.backend == NULL)
+  v->backend = backend_file_open (v->params.file, !writable);
+  if (v->backend == NULL)
     return -1;
-  volume.file_backend = volume.backend;
-  return image_locks_take_image (&volume.locks, volume.backend, params.file,
+  v->file_backend = v->backend;
+  return image_locks_take_image (&v->locks, v->backend, v->params.file,
                                  exclusive);
 }
 
 static int
-open_backend (bool writable, bool exclusive)
+open_backend (struct dmcrypt_volume *v, bool writable,
+              bool exclusive)
 {
   struct backend *faulty;
 
-  if (volume.filter)
-    volume.backend = volume.lower;
-  else if (open_file (writable, exclusive) == -1)
+  if (v->filter)
+    v->backend = v->lower;
+  else if (open_file (v, writable, exclusive) == -1)
     return -1;
-  if (params.fault_rules) {
+  if (v->params.fault_rules) {
     /* fault-rules=: the test facility sits right under the trace point,
      * so traces show the injected errors as the device's. */
-    faulty = backend_fault_wrap (volume.backend, params.fault_rules);
+    faulty = backend_fault_wrap (v->backend, v->params.fault_rules);
     if (faulty == NULL)
       return -1;
-    volume.backend = faulty;
+    v->backend = faulty;
   }
-  return lab_wrap_backend ();
+  return lab_wrap_backend (v);
 }
 
 int
-image_open (void)
+image_open (struct dmcrypt_volume *v)
 {
-  bool writable = open_writable ();
-  bool exclusive = writable && !params.readonly;
+  struct dmcrypt_params *p = &v->params;
+  bool writable = open_writable (v);
+  bool exclusive = writable && !p->readonly;
 
-  image_locks_init (&volume.locks);
-  if (!volume.filter && access (params.file, F_OK) == -1 && errno == ENOENT
-      && dmcrypt_is_param_name (params.file)) {
-    nbdkit_error ("'%s' needs a value: %s=VALUE", params.file, params.file);
+  image_locks_init (&v->locks);
+  if (!v->filter && access (p->file, F_OK) == -1 && errno == ENOENT
+      && params_is_name (p->file)) {
+    nbdkit_error ("'%s' needs a value: %s=VALUE", p->file, p->file);
     return -1;
   }
-  if (open_backend (writable, exclusive) == -1
-      || (params.header
-          && image_locks_take_header (&volume.locks, params.header, writable,
+  if (open_backend (v, writable, exclusive) == -1
+      || (p->header
+          && image_locks_take_header (&v->locks, p->header, writable,
                                       exclusive) == -1))
     return -1;
-  if (volume.server_readonly || !writable)
-    params.readonly = true;
+  if (v->server_readonly || !writable)
+    p->readonly = true;
   return 0;
 }
 
 void
-image_close (void)
+image_close (struct dmcrypt_volume *v)
 {
-  image_locks_release (&volume.locks);
+  image_locks_release (&v->locks);
 }

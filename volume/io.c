@@ -1,7 +1,8 @@
 /* The data path of both front ends, the plugin and the filter: a
- * request passes the mapping's gate (dm_enter), goes to the engine,
- * and its error comes back as an errno for the front end to hand to
- * nbdkit; and the block sizes both front ends advertise. */
+ * request passes the mapping's gate (dm_enter), goes through the
+ * mapping to the engine (dm_io), and its error comes back as an errno
+ * for the front end to hand to nbdkit; and the block sizes both front
+ * ends advertise. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,13 +12,10 @@
 #include <nbdkit-plugin.h>
 
 #include "../backend/submitter.h"
-#include "volume.h"
-
-/* Connections opened so far: the next one's index. */
-static atomic_uint connections;
+#include "internal.h"
 
 struct dmcrypt_conn *
-dmcrypt_conn_new (void)
+volume_conn_new (struct dmcrypt_volume *v)
 {
   struct dmcrypt_conn *conn = malloc (sizeof *conn);
 
@@ -25,13 +23,17 @@ dmcrypt_conn_new (void)
     nbdkit_error ("malloc: %m");
     return NULL;
   }
-  conn->index = atomic_fetch_add (&connections, 1);
+  conn->volume = v;
+  conn->index = atomic_fetch_add (&v->connections, 1);
+  dm_opened (v->dm);
   return conn;
 }
 
 void
-dmcrypt_conn_free (struct dmcrypt_conn *conn)
+volume_conn_free (struct dmcrypt_conn *conn)
 {
+  if (conn && conn->volume->dm)
+    dm_closed (conn->volume->dm);
   free (conn);
 }
 
@@ -56,31 +58,32 @@ static const char *const op_names[] = {
 };
 
 int
-dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
-            uint32_t count, uint64_t offset, bool fua, int *err)
+volume_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
+           uint32_t count, uint64_t offset, bool fua, int *err)
 {
+  struct dm_mapping *dm = conn->volume->dm;
   bool write = op == IO_WRITE || op == IO_ZERO || op == IO_TRIM;
   int r;
 
   if (op == IO_FLUSH)
     count = offset = 0;
-  if ((*err = dm_enter (volume.dm, offset, count, write)) != 0)
+  if ((*err = dm_enter (dm, offset, count, write)) != 0)
     return -1;
-  set_submitter (conn, dm_engine (volume.dm));
+  set_submitter (conn, dm_engine (dm));
   /* A connection opened while discards were allowed outlives them;
    * dm_enter refuses writes while the live table is read-only, also on
    * a connection opened while it was read-write, as on the kernel. */
-  if (op == IO_TRIM && !(dm_flags (volume.dm) & CT_ALLOW_DISCARDS)) {
-    dm_leave (volume.dm);
+  if (op == IO_TRIM && !(dm_flags (dm) & CT_ALLOW_DISCARDS)) {
+    dm_leave (dm);
     *err = EOPNOTSUPP;
     return -1;
   }
-  r = dm_io (volume.dm, (enum dm_io_op) op, buf, count, offset, fua);
+  r = dm_io (dm, (enum dm_io_op) op, buf, count, offset, fua);
   if (r == -1) {
     *err = errno;
     nbdkit_error ("%s: %s", op_names[op], strerror (*err));
   }
-  dm_leave (volume.dm);
+  dm_leave (dm);
   return r;
 }
 
@@ -93,13 +96,14 @@ dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
  * size, the encryption sector and at least a page, keeps clients that
  * honour it (qemu) to whole sectors. */
 void
-dmcrypt_block_sizes (uint32_t *minimum, uint32_t *preferred)
+volume_block_sizes (const struct dmcrypt_volume *v, uint32_t *minimum,
+                    uint32_t *preferred)
 {
-  unsigned ss = dm_sector_size (volume.dm);
+  unsigned ss = dm_sector_size (v->dm), min = v->params.min_block_size;
 
-  if (params.min_block_size == MIN_BLOCK_SECTOR)
+  if (min == MIN_BLOCK_SECTOR)
     *minimum = ss;
   else
-    *minimum = params.min_block_size ? params.min_block_size : 1;
+    *minimum = min ? min : 1;
   *preferred = ss > 4096 ? ss : 4096;
 }

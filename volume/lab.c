@@ -10,40 +10,40 @@
 #include "../backend/kseries.h"
 #include "../backend/sim/sim.h"
 #include "../backend/trace.h"
-#include "volume.h"
+#include "internal.h"
 
 static bool
-device_wanted (void)
+device_wanted (const struct dmcrypt_params *p)
 {
-  return params.device && strcmp (params.device, "none") != 0;
+  return p->device && strcmp (p->device, "none") != 0;
 }
 
 static struct sim_config
-lab_config (void)
+lab_config (const struct dmcrypt_params *p)
 {
   return (struct sim_config) {
-    .device = params.device, .device_params = params.device_params,
-    .speed = params.device_speed, .nr_requests = params.nr_requests,
-    .elevator = params.elevator,
-    .elevator_params = params.elevator_params,
-    .kernel = params.kernel == KSERIES_NONE ? NULL
-      : kernel_series_name (params.kernel),
-    .hz = params.hz,
+    .device = p->device, .device_params = p->device_params,
+    .speed = p->device_speed, .nr_requests = p->nr_requests,
+    .elevator = p->elevator,
+    .elevator_params = p->elevator_params,
+    .kernel = p->kernel == KSERIES_NONE ? NULL
+      : kernel_series_name (p->kernel),
+    .hz = p->hz,
   };
 }
 
 int
-lab_check_params (void)
+lab_check_params (const struct dmcrypt_params *p)
 {
-  struct sim_config cfg = lab_config ();
+  struct sim_config cfg = lab_config (p);
 
-  if (!device_wanted ()) {
+  if (!device_wanted (p)) {
     /* An explicit device=none says the rest does not apply (a test may
      * say it over settings forced on a whole suite). */
-    if (params.device == NULL
-        && (params.device_params || params.device_speed
-            || params.nr_requests || params.elevator
-            || params.elevator_params || params.hz)) {
+    if (p->device == NULL
+        && (p->device_params || p->device_speed
+            || p->nr_requests || p->elevator
+            || p->elevator_params || p->hz)) {
       nbdkit_error ("device-params, device-speed, nr-requests, elevator, "
                     "elevator-params and hz need a device model: "
                     "device=hdd, usb or ssd");
@@ -55,29 +55,28 @@ lab_check_params (void)
 }
 
 int
-lab_wrap_backend (void)
+lab_wrap_backend (struct dmcrypt_volume *v)
 {
-  struct sim_config cfg = lab_config ();
+  struct sim_config cfg = lab_config (&v->params);
   struct backend *sim;
 
-  if (!device_wanted ())
+  if (!device_wanted (&v->params))
     return 0;
-  if ((sim = backend_sim_wrap (volume.backend, &cfg)) == NULL)
+  if ((sim = backend_sim_wrap (v->backend, &cfg)) == NULL)
     return -1;
-  volume.backend = sim;
+  v->backend = sim;
   return 0;
 }
 
 int
-lab_start (void)
+lab_start (struct dmcrypt_volume *v)
 {
-  return device_wanted () ? backend_sim_start (volume.backend) : 0;
+  return device_wanted (&v->params) ? backend_sim_start (v->backend) : 0;
 }
 
 void
-lab_attach_trace (void)
+lab_attach_trace (struct dmcrypt_volume *v)
 {
-  if (device_wanted () && volume.backend->trace)
-    trace_set_clock (volume.backend->trace, backend_sim_clock,
-                     volume.backend);
+  if (device_wanted (&v->params) && v->backend->trace)
+    trace_set_clock (v->backend->trace, backend_sim_clock, v->backend);
 }

@@ -1,100 +1,47 @@
-/* State shared by the plugin's files: the parameters as given, and the
- * volume built from them in .config_complete. */
-#ifndef DMCRYPT_PLUGIN_H
-#define DMCRYPT_PLUGIN_H
+/* The layer both front ends share: a volume, built from its parameters
+ * (params/params.h), that serves requests.  Opening it opens and locks
+ * the image (or takes the filter's layer below), makes the crypt table
+ * from a LUKS, FileVault2, BitLocker or TrueCrypt header or from plain
+ * parameters, and builds the device-mapper mapping (dm/dm.h) with its
+ * cipher and engine.  Everything is checked at start-up, so that a bad
+ * passphrase or table is an nbdkit start-up error.
+ *
+ * A front end keeps one volume for its nbdkit process and calls, in
+ * order: volume_new (.load), params_config on VOLUME->params (.config),
+ * volume_open (.config_complete; the filter's in .after_fork, after
+ * volume_set_lower), volume_start (.after_fork), then per connection
+ * volume_conn_new, volume_io and volume_conn_free, and at the end
+ * volume_close and volume_free.  The control socket's server
+ * (control/control.h) serves it beside.
+ *
+ * volume.c opens and closes, image.c opens the image and its backends,
+ * table.c makes the table, mapping.c the mapping, lab.c the simulated
+ * device, io.c serves requests (internal.h is between them). */
+#ifndef DMCRYPT_VOLUME_H
+#define DMCRYPT_VOLUME_H
 
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "../backend/backend.h"
-#include "../crypto/cipher.h"
 #include "../dm/dm.h"
 #include "../luks/luks.h"
-#include "../scheduler/engine.h"
 #include "../table/crypt_table.h"
 #include "lock/lock.h"
+#include "params/params.h"
 
-/* min-block-size=sector: the live table's encryption sector size. */
-#define MIN_BLOCK_SECTOR (~0u)
-
-enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
-                   VT_FVAULT2, VT_TCRYPT, VT_BITLK };
-
-/* A boolean parameter that was given or not: unset leaves the table's
- * (or LUKS2 header's) own flag alone. */
-enum tristate { TRI_UNSET = -1, TRI_FALSE = 0, TRI_TRUE = 1 };
-
-struct dmcrypt_params
-{
-  char *file;
-  /* The filter: the file the layer below serves, when the command line
-   * names exactly one (the plugin's file=); NULL otherwise. */
-  char *layer_file;
-  char *header;
-  enum volume_type type;
-  bool type_given;               /* type= was on the command line */
-  char *passphrase;              /* secmem, passphrase_size bytes + NUL */
-  size_t passphrase_size;
-  char *passphrase_file_hint;    /* a literal passphrase= that names an
-                                    existing file: it meant +FILE */
-  char *keyfile;                 /* keyfile= or key-file= */
-  char **keyfiles;               /* every keyfile= in order (TCRYPT
-                                    takes several), keyfiles_count */
-  size_t keyfiles_count;
-  /* type=tcrypt */
-  bool tcrypt_hidden, tcrypt_system, tcrypt_backup;
-  unsigned veracrypt_pim;        /* 0 = none */
-  char *tcrypt_hash;             /* NULL = try every hash */
-  uint64_t keyfile_offset;       /* bytes */
-  uint64_t keyfile_size;         /* bytes, 0 = to EOF */
-  int key_slot;                  /* -1 = any */
-  char *table;                   /* secmem copy of the table= line */
-  char *cipher;
-  uint8_t *key;                  /* secmem */
-  size_t key_size;               /* bytes */
-  char *hash;                    /* plain passphrase hash, NULL = default */
-  unsigned key_bits;             /* key-size=, bits; 0 = unset */
-  bool have_offset, have_iv_offset;
-  uint64_t offset;               /* 512-byte sectors */
-  uint64_t iv_offset;            /* 512-byte sectors */
-  unsigned sector_size;          /* bytes, 0 = unset */
-  enum tristate flag[7];         /* indexed by log2 of crypt_table_flag */
-  unsigned workers;
-  char *scheduler;
-  char *trace;
-  char *fault_rules;             /* test facility: backend/fault.h */
-  char *control;
-  char *name;
-  bool readonly;
-  uint64_t max_read_size, max_write_size;   /* bytes, 0 = default */
-  unsigned min_block_size;       /* bytes advertised, 0 = 1 (default);
-                                    MIN_BLOCK_SECTOR: the encryption
-                                    sector size */
-  uint64_t max_inflight;         /* bytes of ciphertext, 0 = default */
-  unsigned max_write_rounds;     /* 0 = no limit */
-  enum tristate caller_crypt;    /* unset = true */
-  enum sector_cipher_library cipher_library;   /* 0: auto */
-  /* The scheduling lab: a simulated device under the engine. */
-  char *device;                  /* NULL or "none": the image as it is */
-  char *device_params;
-  double device_speed;           /* 0: real time */
-  unsigned nr_requests;          /* 0: the elevator's default */
-  char *elevator;
-  char *elevator_params;         /* "key=value,...": its tunables */
-  /* kernel=: the kernel series whose pipeline the lab models
-   * (backend/kseries.h), for the engine's threads and the simulated
-   * block layer; KSERIES_NONE: dmcrypt's own. */
-  int kernel;
-  unsigned hz;                   /* hz=: the modelled kernel's ticks a
-                                    second; 0: the series' default */
-  /* kcryptd-io=: read clones submitted by a kcryptd_io thread (2.6.32)
-   * or by the reader (2.6.38 on); unset: the series' way. */
-  enum tristate kcryptd_io;
-};
+struct volume_control;
 
 struct dmcrypt_volume
 {
+  /* As the command line gave them; volume_open settles them for the
+   * volume (the type, a plain key derived, the passphrase dropped, the
+   * read-only flag of a server or image that cannot be written). */
+  struct dmcrypt_params params;
   /* The nbdkit filter: the data is the next layer's (LOWER), not a
    * file the volume opens. */
   bool filter;
@@ -111,96 +58,76 @@ struct dmcrypt_volume
                                     takes it */
   struct luks_info luks;         /* valid when is_luks */
   bool is_luks;
-  struct backend *backend;
+  struct backend *backend;       /* the top of the stack the engine uses */
   struct dm_mapping *dm;         /* the live table, its engine, reload,
                                     suspend: dm/dm.h */
+  /* The image as it was opened (NULL file: none), and the tables'
+   * device field: "major:minor" of a block device, else its path. */
+  struct stat image_st;
+  char device_field[PATH_MAX];
+  atomic_uint connections;       /* opened so far: the next one's index */
+  /* The control socket's server, when one was opened (control/). */
+  struct volume_control *control;
 };
 
-extern struct dmcrypt_params params;
-extern struct dmcrypt_volume volume;
+/* A volume with no parameters given yet: the plugin's (FILTER false)
+ * or the filter's.  NULL after nbdkit_error. */
+struct dmcrypt_volume *volume_new (bool filter);
+/* The parameters checked alone, before anything is opened (the filter's
+ * .config_complete).  Returns 0 or -1 after nbdkit_error. */
+int volume_check_params (struct dmcrypt_volume *v);
+/* The image by its file name: the plugin's file=, or the one file the
+ * filter's layer below was given; NULL when there is none. */
+static inline const char *
+volume_image_file (const struct dmcrypt_volume *v)
+{
+  return v->filter ? v->params.layer_file : v->params.file;
+}
+/* The filter: its data is LOWER (kept open by the filter), LABEL its
+ * name where no file names it, DATA_PATH the copy of its header that
+ * libcryptsetup reads.  Before volume_open. */
+void volume_set_lower (struct dmcrypt_volume *v, struct backend *lower,
+                       const char *label, const char *data_path);
+/* Opens the image, makes the table and the mapping.  Returns 0, or -1
+ * after nbdkit_error (volume_close then undoes what was done). */
+int volume_open (struct dmcrypt_volume *v);
+/* .after_fork: the simulated device's and the engine's threads. */
+int volume_start (struct dmcrypt_volume *v);
+/* The engine's summary in nbdkit's debug log, if the volume opened. */
+void volume_log_stats (const struct dmcrypt_volume *v);
+/* Closes what volume_open opened; the parameters stay. */
+void volume_close (struct dmcrypt_volume *v);
+/* volume_close, the parameters freed (secrets wiped), V freed.  The
+ * control server must be closed first.  V may be NULL. */
+void volume_free (struct dmcrypt_volume *v);
 
-/* config.c */
-int dmcrypt_config (const char *key, const char *value);
-void dmcrypt_params_free (void);
-extern const char dmcrypt_config_help[];
-extern const char dmcrypt_filter_config_help[];
-/* Every parameter name, NULL-terminated. */
-extern const char *const dmcrypt_param_names[];
-bool dmcrypt_is_param_name (const char *name);
-const char *dmcrypt_param_respelt (const char *key, char *alt,
-                                   size_t size);
+/* ---- io.c: the data path of both front ends ---- */
 
-/* secrets.c: passphrase=, table=, key= (the forms that keep a secret
- * off the command line: +FILE, -FD, - to ask). */
-int secret_passphrase (const char *value);
-int secret_table (const char *value);
-int secret_key (const char *value);
-
-/* secretread.c: +FILE, -FD or - (VALUE) read into secmem of *SIZE + 1
- * bytes, NUL-terminated; WHAT names the parameter in errors. */
-char *secret_read (const char *what, const char *value, size_t *size);
-
-/* keysource.c: the plain-mode key from passphrase= (hashed) or
- * key-file=, into params.key, when cipher= is used without key=. */
-int plain_key_derive (void);
-
-/* notice.c: a one-line notice on stderr (not an error). */
-void dmcrypt_notice (const char *fmt, ...)
-  __attribute__ ((format (printf, 1, 2)));
-
-/* keysource.c: the parameters that go together for PLAIN or LUKS. */
-int check_key_combinations (bool plain);
-
-/* image.c: opens the image (read-only under nbdkit -r or when the
- * user may not write it) and the detached header, and locks both:
- * exclusively for a writable volume, shared for a read-only one. */
-int image_open (void);
-void image_close (void);
-
-/* lab.c: device=... checked, and the simulated device put over the
- * image (volume.backend), its clock given to the trace. */
-int lab_check_params (void);
-int lab_wrap_backend (void);
-/* .after_fork: the simulated device's threads. */
-int lab_start (void);
-void lab_attach_trace (void);
-
-/* io.c: a client connection, the handle of both front ends: its index
- * from 0 in the order connections were opened.  A client process is a
+/* A client connection, the handle of both front ends: its index from 0
+ * in the order connections were opened.  A client process is a
  * connection: its requests are submitted with io_context INDEX + 1 and,
  * under kernel=, from modelled CPU INDEX modulo the CPUs (workers=)
- * (backend/submitter.h).  NULL after nbdkit_error. */
+ * (backend/submitter.h). */
 struct dmcrypt_conn
 {
+  struct dmcrypt_volume *volume;
   unsigned index;
 };
-struct dmcrypt_conn *dmcrypt_conn_new (void);
-void dmcrypt_conn_free (struct dmcrypt_conn *conn);
+/* Counted in the mapping's open count.  NULL after nbdkit_error. */
+struct dmcrypt_conn *volume_conn_new (struct dmcrypt_volume *v);
+void volume_conn_free (struct dmcrypt_conn *conn);
 
-/* io.c: a request of CONN through the mapping's gate and the engine.
+/* A request of CONN through the mapping's gate and the engine (dm_io).
  * Returns 0, or -1 with *ERR the errno for nbdkit (after nbdkit_error
  * when the engine failed). */
 enum io_op { IO_READ = DM_IO_READ, IO_WRITE = DM_IO_WRITE,
              IO_ZERO = DM_IO_ZERO, IO_TRIM = DM_IO_TRIM,
              IO_FLUSH = DM_IO_FLUSH };
-int dmcrypt_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
-                uint32_t count, uint64_t offset, bool fua, int *err);
+int volume_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
+               uint32_t count, uint64_t offset, bool fua, int *err);
 /* The minimum and preferred block sizes both front ends advertise, in
  * bytes, from min-block-size= and the live table's sector size. */
-void dmcrypt_block_sizes (uint32_t *minimum, uint32_t *preferred);
+void volume_block_sizes (const struct dmcrypt_volume *v, uint32_t *minimum,
+                         uint32_t *preferred);
 
-/* volume.c */
-/* The parameters checked alone, before anything is opened. */
-int volume_check_params (void);
-const char *volume_image_file (void);
-int volume_open (void);
-void volume_close (void);
-
-/* mapping.c: volume.dm from volume.table (consumed) and the engine's
- * parameters.  Returns 0 or -1 after nbdkit_error. */
-int mapping_open (void);
-/* The table's device field: "major:minor" of a block device, the
- * image's absolute path otherwise. */
-const char *mapping_device (void);
-
-#endif /* DMCRYPT_PLUGIN_H */
+#endif /* DMCRYPT_VOLUME_H */

@@ -18,7 +18,7 @@
 #include <nbdkit-plugin.h>
 
 #include "../../crypto/secmem.h"
-#include "../volume.h"
+#include "params.h"
 
 enum { SECRET_MAX = 64 * 1024 };   /* bytes of a line, tables included */
 
