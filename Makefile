@@ -73,8 +73,9 @@ all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 # object without its .d yet is rebuilt once to make it.
 %.o: %.c %.d
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(VOLUME_OBJS) $(PLUGIN_SRCS:.c=.o) \
-         $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) $(STUBS)))
+DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(VOLUME_OBJS) \
+         $(PLUGIN_SRCS:.c=.o) $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) \
+         $(STUBS)))
 $(DEPS):
 -include $(wildcard $(DEPS))
 
@@ -92,8 +93,8 @@ $(FILTER): $(FILTER_SRCS:.c=.o) $(VOLUME_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $(FILTER_SRCS:.c=.o) $(VOLUME_LIB) \
 	  $(CORE_LIB) $(LDLIBS_ALL)
 
-tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(VOLUME_LIB) \
-    $(CORE_LIB) $(STUBS)
+tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) \
+    tests/nbdkit-stubs.h $(VOLUME_LIB) $(CORE_LIB) $(STUBS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(VOLUME_LIB) $(CORE_LIB) \
 	  $(LDLIBS_ALL)
 
