@@ -28,8 +28,6 @@
 #include "filter.h"
 #include "nextback.h"
 
-#define PREFIX "dmcrypt-"
-
 /* -D dmcrypt.* flags, as the plugin's: handed to the volume. */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;
@@ -49,126 +47,13 @@ static bool failed_under_run;
  * working directory; the socket and PID file made absolute. */
 static struct cmdline_facts server;
 
-/* ---- Parameters ---- */
-
-/* A bare KEY= that both dmcrypt and the plugin may take waits for the
- * end of the command line: if dmcrypt-KEY= was given too, the bare one
- * is the plugin's. */
-struct deferred
-{
-  char *key, *value;
-  struct deferred *next;
-};
-static struct deferred *deferred, **deferred_tail = &deferred;
-static char *prefixed[64];           /* names given as dmcrypt-KEY= */
-static unsigned nprefixed;
-static nbdkit_next_config *next_config;
-static nbdkit_backend *next_config_data;
-
-static bool
-given_prefixed (const char *key)
-{
-  unsigned i;
-
-  for (i = 0; i < nprefixed; i++)
-    if (strcmp (prefixed[i], key) == 0)
-      return true;
-  return false;
-}
-
-static int
-defer (const char *key, const char *value)
-{
-  struct deferred *d = calloc (1, sizeof *d);
-
-  if (d == NULL || (d->key = strdup (key)) == NULL
-      || (d->value = strdup (value)) == NULL) {
-    nbdkit_error ("strdup: %m");
-    if (d)
-      free (d->key);
-    free (d);
-    return -1;
-  }
-  *deferred_tail = d;
-  deferred_tail = &d->next;
-  return 0;
-}
-
-/* file= goes to the plugin, and names the volume when it is the only
- * one: messages, the table's device and the control socket's default
- * name then read as the plugin's do.  A bare dmcrypt parameter name
- * that is no file was a parameter without its value. */
-static unsigned layer_files;
-
-static int
-note_layer_file (const char *value)
-{
-  char **layer_file = &volume->params.layer_file;
-
-  if (access (value, F_OK) == -1 && errno == ENOENT
-      && params_is_name (value)) {
-    nbdkit_error ("'%s' needs a value: %s=VALUE", value, value);
-    return -1;
-  }
-  free (*layer_file);
-  *layer_file = NULL;
-  /* Absolute: nbdkit leaves the working directory when it forks. */
-  if (++layer_files == 1 && (*layer_file = realpath (value, NULL)) == NULL)
-    *layer_file = strdup (value);
-  return 0;
-}
-
 static int
 filter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
                const char *key, const char *value)
 {
-  char alt[64];
-
-  next_config = next;
-  next_config_data = nxdata;
   if (volume == NULL)
     return -1;
-  if (strncmp (key, PREFIX, strlen (PREFIX)) == 0
-      && params_is_name (key + strlen (PREFIX))
-      && strcmp (key + strlen (PREFIX), "file") != 0) {
-    if (nprefixed < sizeof prefixed / sizeof prefixed[0]
-        && !given_prefixed (key + strlen (PREFIX))
-        && (prefixed[nprefixed] = strdup (key + strlen (PREFIX))) != NULL)
-      nprefixed++;
-    return params_config (&volume->params, key + strlen (PREFIX), value);
-  }
-  /* file= is the plugin's: the filter's data is the next layer. */
-  if (strcmp (key, "file") == 0)
-    return note_layer_file (value) == -1 ? -1 : next (nxdata, key, value);
-  if (params_respelt (key, alt, sizeof alt)) {
-    nbdkit_error ("unknown parameter '%s': did you mean '%s'?", key, alt);
-    return -1;
-  }
-  if (!params_is_name (key))
-    return next (nxdata, key, value);
-  return defer (key, value);
-}
-
-static int
-apply_deferred (void)
-{
-  struct deferred *d, *next;
-  int r = 0;
-
-  for (d = deferred; d; d = next) {
-    next = d->next;
-    if (r == 0)
-      r = given_prefixed (d->key)
-        ? next_config (next_config_data, d->key, d->value)
-        : params_config (&volume->params, d->key, d->value);
-    explicit_bzero (d->value, strlen (d->value));
-    free (d->key);
-    free (d->value);
-    free (d);
-  }
-  deferred = NULL;
-  deferred_tail = &deferred;
-  return r;
+  return filter_config_key (&volume->params, next, nxdata, key, value);
 }
 
 /* What can be checked before the next layer exists is checked here,
@@ -177,7 +62,7 @@ static int
 filter_config_complete (nbdkit_next_config_complete *next,
                         nbdkit_backend *nxdata)
 {
-  if (volume == NULL || apply_deferred () == -1
+  if (volume == NULL || filter_config_apply (&volume->params) == -1
       || volume_check_params (volume) == -1)
     return -1;
   volume->params.engine_debug =
@@ -193,39 +78,13 @@ filter_thread_model (void)
   return NBDKIT_THREAD_MODEL_PARALLEL;
 }
 
-/* PATH relative to nbdkit's first directory, as nbdkit_absolute_path
- * made its own copy (server/main.c: -U, -P), or NULL. */
-static int
-absolute (char **path)
-{
-  char *abs;
-
-  if (*path == NULL || **path == '/')
-    return 0;
-  if ((abs = nbdkit_absolute_path (*path)) == NULL)
-    return -1;
-  free (*path);
-  *path = abs;
-  return 0;
-}
-
-static void
-read_server_cmdline (void)
-{
-  if (cmdline_proc_facts (&server) == -1
-      || absolute (&server.unix_socket) == -1
-      || absolute (&server.pid_file) == -1)
-    nbdkit_debug ("dmcrypt: cannot read nbdkit's command line: "
-                  "assuming no -r, no --run, no socket or PID file");
-}
-
 /* The control socket needs no volume: made before nbdkit forks, a name
  * in use ends the server with exit status 1 even in the background. */
 static int
 filter_get_ready (int thread_model)
 {
   serialise = thread_model < NBDKIT_THREAD_MODEL_PARALLEL;
-  read_server_cmdline ();
+  server_facts_read (&server);
   return control_open (volume);
 }
 
@@ -255,38 +114,6 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   return header_fd == -1 ? -1 : 0;
 }
 
-/* The PID file at PATH names this process. */
-static bool
-names_this_process (const char *path)
-{
-  FILE *fp = fopen (path, "re");
-  long pid = 0;
-  bool ours;
-
-  if (fp == NULL)
-    return false;
-  ours = fscanf (fp, "%ld", &pid) == 1 && pid == (long) getpid ();
-  fclose (fp);
-  return ours;
-}
-
-/* nbdkit 1.32 never removes its Unix socket, and writes the PID file
- * before .after_fork (main.c, start_serving): a server that ends here
- * would leave a socket that refuses connections and a PID file of a
- * process that is gone. */
-static void
-remove_server_files (void)
-{
-  struct stat st;
-
-  if (server.unix_socket && lstat (server.unix_socket, &st) == 0
-      && S_ISSOCK (st.st_mode) && unlink (server.unix_socket) == 0)
-    nbdkit_debug ("dmcrypt: removed the socket %s", server.unix_socket);
-  if (server.pid_file && names_this_process (server.pid_file)
-      && unlink (server.pid_file) == 0)
-    nbdkit_debug ("dmcrypt: removed the PID file %s", server.pid_file);
-}
-
 /* An error here ends the server, without its socket and PID file: in
  * the foreground nbdkit exits 1; in the background it exited 0 already
  * and the error is in its log (syslog).  Under --run nbdkit would keep
@@ -306,7 +133,7 @@ filter_after_fork (nbdkit_backend *nxdata)
   }
   nbdkit_debug ("dmcrypt: the volume did not open (nbdkit's log has the "
                 "error): the server ends");
-  remove_server_files ();
+  server_files_remove (&server);
   return -1;
 }
 
@@ -338,15 +165,11 @@ filter_load (void)
 static void
 filter_unload (void)
 {
-  unsigned i;
-
   filter_cleanup (NULL);
   volume_free (volume);
   volume = NULL;
   cmdline_facts_free (&server);
-  for (i = 0; i < nprefixed; i++)
-    free (prefixed[i]);
-  nprefixed = 0;
+  filter_config_free ();
 }
 
 /* ---- Connections ---- */
