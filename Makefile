@@ -31,11 +31,15 @@ CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c backend/sim/*.c 
                                scheduler/*.c luks/*.c control/*.c))
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 CORE_LIB   = common/libdmcore.a
+# What both front ends share: the parameters, the volume, the request
+# path, the image lock and the control socket's server (volume/), built
+# once and linked by both .so files.
+VOLUME_SRCS = $(sort $(wildcard volume/*.c volume/*/*.c))
+VOLUME_OBJS = $(VOLUME_SRCS:.c=.o)
+VOLUME_LIB = volume/libdmvolume.a
 PLUGIN_SRCS = $(sort $(wildcard plugin/*.c))
 PLUGIN     = plugin/nbdkit-dmcrypt-plugin.so
-# The filter shares every file of plugin/ but the plugin's callbacks.
-FILTER_SRCS = $(sort $(wildcard filter/*.c)) \
-              $(filter-out plugin/dmcrypt.c,$(PLUGIN_SRCS))
+FILTER_SRCS = $(sort $(wildcard filter/*.c))
 FILTER     = filter/nbdkit-dmcrypt-filter.so
 STUBS      = tests/nbdkit-stubs.o
 
@@ -71,8 +75,9 @@ all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 # object without its .d yet is rebuilt once to make it.
 %.o: %.c %.d
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
-DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(PLUGIN_SRCS:.c=.o) \
-         $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) $(WB_OBJS) \
+DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(VOLUME_OBJS) \
+         $(PLUGIN_SRCS:.c=.o) $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) \
+         $(WB_OBJS) \
          $(STUBS)))
 $(DEPS):
 -include $(wildcard $(DEPS))
@@ -80,28 +85,33 @@ $(DEPS):
 $(CORE_LIB): $(CORE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(CORE_LIB)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_SRCS:.c=.o) $(CORE_LIB) \
-	  $(LDLIBS_ALL)
+$(VOLUME_LIB): $(VOLUME_OBJS)
+	rm -f $@ && ar rcs $@ $^
 
-$(FILTER): $(FILTER_SRCS:.c=.o) $(CORE_LIB)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $(FILTER_SRCS:.c=.o) $(CORE_LIB) \
-	  $(LDLIBS_ALL)
+$(PLUGIN): $(PLUGIN_SRCS:.c=.o) $(VOLUME_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_SRCS:.c=.o) $(VOLUME_LIB) \
+	  $(CORE_LIB) $(LDLIBS_ALL)
 
-tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(CORE_LIB) $(STUBS)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) $(LDLIBS_ALL)
+$(FILTER): $(FILTER_SRCS:.c=.o) $(VOLUME_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(FILTER_SRCS:.c=.o) $(VOLUME_LIB) \
+	  $(CORE_LIB) $(LDLIBS_ALL)
+
+tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) \
+    tests/nbdkit-stubs.h $(VOLUME_LIB) $(CORE_LIB) $(STUBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(VOLUME_LIB) $(CORE_LIB) \
+	  $(LDLIBS_ALL)
 
 # nbdkit's command line as the plugin reads it, without nbdkit.
-tests/unit/test-cmdline: tests/unit/test-cmdline.c plugin/cmdline.c \
-    plugin/cmdline.h tests/unit/check.h
-	$(CC) $(ALL_CFLAGS) -o $@ $< plugin/cmdline.c
+tests/unit/test-cmdline: tests/unit/test-cmdline.c volume/params/cmdline.c \
+    volume/params/cmdline.h tests/unit/check.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< volume/params/cmdline.c
 
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
 FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk \
               bitlk
-FUZZ_COMMON = fuzz/stubs.c plugin/config.c plugin/confignum.c plugin/secrets.c \
-              backend/kseries.c
+FUZZ_COMMON = fuzz/stubs.c volume/params/config.c volume/params/confignum.c \
+              volume/params/names.c volume/params/secrets.c backend/kseries.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
     $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
     fuzz/cipher-reference.h $(CORE_LIB)
@@ -240,7 +250,8 @@ install: $(PLUGIN) $(FILTER)
 	for t in $(USER_TOOLS); do install -m 0755 $$t $(DESTDIR)$(BINDIR)/; done
 
 clean:
-	rm -f $(CORE_OBJS) $(CORE_LIB) plugin/*.o $(PLUGIN) $(STUBS) \
+	rm -f $(CORE_OBJS) $(CORE_LIB) $(VOLUME_OBJS) $(VOLUME_LIB) \
+	  plugin/*.o $(PLUGIN) $(STUBS) \
 	  $(DEPS) \
 	  filter/*.o $(FILTER) filter/nbdkit-dmcrypt-filter.1 \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \

@@ -69,15 +69,13 @@ struct backend
  * that nothing can reach the image. */
 struct backend *backend_file_open (const char *path, bool readonly);
 
-/* Locks the image of a backend made by backend_file_open (lock.h):
- * exclusively or shared.  Returns 0, or -1 with errno and HOLDER as
- * image_lock_acquire; backend_file_relock changes a held lock. */
-struct image_lock_holder;
-int backend_file_lock (struct backend *b, bool exclusive,
-                       struct image_lock_holder *holder);
-int backend_file_relock (struct backend *b, bool exclusive,
-                         struct image_lock_holder *holder);
-bool backend_file_is_exclusive (struct backend *b);
+/* The descriptor of a backend made by backend_file_open, for its lock
+ * (volume/lock/lock.h); the backend keeps it and closes it. */
+int backend_file_fd (struct backend *b);
+/* Discards of a block device go through FD, once it is not -1: the
+ * kernel drops a range's page cache on discard only for the device's
+ * exclusive holder (image_lock_claim_fd).  Safe while requests run. */
+void backend_file_set_discard_fd (struct backend *b, int fd);
 
 int backend_pread (struct backend *b, void *buf, size_t count,
                    uint64_t offset);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -11,13 +12,14 @@
 
 #include "../common/log.h"
 #include "backend.h"
-#include "lock.h"
 
 struct file_priv
 {
   int fd;
   char *path;
-  struct image_lock *lock;
+  /* The image's exclusive claim (an O_EXCL descriptor of a block
+   * device), set by its lock's owner while a request may discard. */
+  atomic_int discard_fd;
 };
 
 static int
@@ -80,7 +82,7 @@ file_discard (struct backend *b, uint64_t count, uint64_t offset)
 
   if (b->is_blockdev) {
     uint64_t range[2] = { offset, count };
-    int claim = image_lock_claim_fd (fp->lock);
+    int claim = atomic_load (&fp->discard_fd);
     return ioctl (claim >= 0 ? claim : fp->fd, BLKDISCARD, range);
   }
   /* A punched hole reads back as zeros: the ciphertext is gone, exactly
@@ -94,7 +96,6 @@ file_close (struct backend *b)
 {
   struct file_priv *fp = b->priv;
 
-  image_lock_release (fp->lock);
   close (fp->fd);
   free (fp->path);
   free (fp);
@@ -102,30 +103,17 @@ file_close (struct backend *b)
 }
 
 int
-backend_file_lock (struct backend *b, bool exclusive,
-                   struct image_lock_holder *holder)
+backend_file_fd (struct backend *b)
 {
-  struct file_priv *fp = b->priv;
-
-  fp->lock = image_lock_acquire (fp->fd, fp->path, exclusive, holder);
-  return fp->lock ? 0 : -1;
+  return file_fd (b);
 }
 
-int
-backend_file_relock (struct backend *b, bool exclusive,
-                     struct image_lock_holder *holder)
+void
+backend_file_set_discard_fd (struct backend *b, int fd)
 {
   struct file_priv *fp = b->priv;
 
-  return fp->lock ? image_lock_change (fp->lock, exclusive, holder) : 0;
-}
-
-bool
-backend_file_is_exclusive (struct backend *b)
-{
-  struct file_priv *fp = b->priv;
-
-  return fp->lock && image_lock_is_exclusive (fp->lock);
+  atomic_store (&fp->discard_fd, fd);
 }
 
 static const struct backend_ops file_ops = {
@@ -158,6 +146,7 @@ backend_file_open (const char *path, bool readonly)
     goto err;
   }
   fp->fd = -1;
+  atomic_init (&fp->discard_fd, -1);
   if ((fp->path = strdup (path)) == NULL) {
     nbdkit_error ("strdup: %m");
     goto err;

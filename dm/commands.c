@@ -104,27 +104,6 @@ dm_clear (struct dm_mapping *m)
 }
 
 int
-dm_suspend (struct dm_mapping *m, bool noflush, struct dm_err *err)
-{
-  if (gate_is_closed (m))
-    return 0;
-  if (gate_close (m) == -1) {
-    dm_fail (err, ETIMEDOUT, "requests still in flight after a minute");
-    return -1;
-  }
-  /* --noflush: once drained nothing is queued inside dmcrypt (every
-   * write returned after reaching the backend), so it only skips the
-   * backend's sync. */
-  if (!noflush && m->live.engine && engine_flush (m->live.engine) == -1) {
-    int e = errno;
-    gate_open (m);
-    dm_fail (err, e, "flush before suspend failed: %s", strerror (e));
-    return -1;
-  }
-  return 0;
-}
-
-int
 dm_resume (struct dm_mapping *m, struct dm_err *err)
 {
   if (!m->inactive.loaded) {

@@ -108,6 +108,15 @@ int dm_enter (struct dm_mapping *m, uint64_t offset, uint64_t count,
 void dm_leave (struct dm_mapping *m);
 struct engine *dm_engine (struct dm_mapping *m);
 
+/* Between dm_enter and dm_leave: OP on COUNT bytes at OFFSET (bytes of
+ * the mapping; a flush is of everything) through the live engine,
+ * split at the boundaries of the mapping's segments (dm_set_segments).
+ * Returns 0, or -1 with errno. */
+enum dm_io_op { DM_IO_READ, DM_IO_WRITE, DM_IO_ZERO, DM_IO_TRIM,
+                DM_IO_FLUSH };
+int dm_io (struct dm_mapping *m, enum dm_io_op op, void *buf, uint32_t count,
+           uint64_t offset, bool fua);
+
 /* The live table's geometry and flags, for connection-time answers. */
 uint64_t dm_size (const struct dm_mapping *m);          /* bytes */
 unsigned dm_flags (const struct dm_mapping *m);         /* crypt_table */

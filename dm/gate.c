@@ -1,7 +1,8 @@
-/* The suspend gate that every request passes (dmint.h), and the live
- * table's geometry as connection-time callbacks read it.  An open gate
- * costs a request two atomic operations. */
+/* The suspend gate that every request passes (dmint.h), suspend
+ * itself, and the live table's geometry as connection-time callbacks
+ * read it.  An open gate costs a request two atomic operations. */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,4 +140,25 @@ bool
 gate_is_closed (const struct dm_mapping *m)
 {
   return atomic_load (&m->gate.closed);
+}
+
+int
+dm_suspend (struct dm_mapping *m, bool noflush, struct dm_err *err)
+{
+  if (gate_is_closed (m))
+    return 0;
+  if (gate_close (m) == -1) {
+    dm_fail (err, ETIMEDOUT, "requests still in flight after a minute");
+    return -1;
+  }
+  /* --noflush: once drained nothing is queued inside dmcrypt (every
+   * write returned after reaching the backend), so it only skips the
+   * backend's sync. */
+  if (!noflush && m->live.engine && engine_flush (m->live.engine) == -1) {
+    int e = errno;
+    gate_open (m);
+    dm_fail (err, e, "flush before suspend failed: %s", strerror (e));
+    return -1;
+  }
+  return 0;
 }

@@ -2,30 +2,14 @@
  * swapped for new ones while the gate is closed, its counters kept
  * across swaps. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
 
 #include "../crypto/secmem.h"
 #include "dmint.h"
 
 #define DEFAULT_SCHEDULER "sorted"
-
-void
-dm_fail (struct dm_err *err, int errnum, const char *fmt, ...)
-{
-  va_list ap;
-
-  err->errnum = errnum;
-  va_start (ap, fmt);
-  vsnprintf (err->msg, sizeof err->msg, fmt, ap);
-  va_end (ap);
-  nbdkit_debug ("control: %s", err->msg);
-}
 
 /* A cipher and an engine for table T with the given tunables, started
  * if the mapping runs. */

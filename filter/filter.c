@@ -1,8 +1,9 @@
 /* nbdkit glue for the filter: nbdkit --filter=dmcrypt PLUGIN ... serves
  * the plaintext of whatever ciphertext the plugin (and any filters
  * between) serve.  The volume, its mapping, engine and control socket
- * are the plugin's (plugin/), over a backend that calls the next layer
- * (nextback.c); this file only speaks nbdkit's filter API.
+ * are the layer both front ends share (volume/), over a backend that
+ * calls the next layer (nextback.c); this file only speaks nbdkit's
+ * filter API.
  *
  * The next layer exists only after nbdkit forked, so the volume opens
  * in .after_fork, once for every connection, on a context of its own.
@@ -21,19 +22,20 @@
 
 #include <nbdkit-filter.h>
 
-#include "../plugin/cmdline.h"
-#include "../plugin/control.h"
-#include "../plugin/dmcrypt.h"
+#include "../volume/params/cmdline.h"
+#include "../volume/control/control.h"
+#include "../volume/volume.h"
 #include "filter.h"
 #include "nextback.h"
 
-#define PREFIX "dmcrypt-"
-
-/* -D dmcrypt.* flags, as the plugin's (plugin/mapping.c reads them). */
+/* -D dmcrypt.* flags, as the plugin's: handed to the volume. */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;
 
+/* The one volume of this nbdkit process; NULL when .load ran out of
+ * memory (said then), which fails .config. */
+static struct dmcrypt_volume *volume;
 static nbdkit_next *shared;          /* the volume's own context */
 static bool serialise;               /* the layer below is not parallel */
 static int header_fd = -1;
@@ -45,123 +47,13 @@ static bool failed_under_run;
  * working directory; the socket and PID file made absolute. */
 static struct cmdline_facts server;
 
-/* ---- Parameters ---- */
-
-/* A bare KEY= that both dmcrypt and the plugin may take waits for the
- * end of the command line: if dmcrypt-KEY= was given too, the bare one
- * is the plugin's. */
-struct deferred
-{
-  char *key, *value;
-  struct deferred *next;
-};
-static struct deferred *deferred, **deferred_tail = &deferred;
-static char *prefixed[64];           /* names given as dmcrypt-KEY= */
-static unsigned nprefixed;
-static nbdkit_next_config *next_config;
-static nbdkit_backend *next_config_data;
-
-static bool
-given_prefixed (const char *key)
-{
-  unsigned i;
-
-  for (i = 0; i < nprefixed; i++)
-    if (strcmp (prefixed[i], key) == 0)
-      return true;
-  return false;
-}
-
-static int
-defer (const char *key, const char *value)
-{
-  struct deferred *d = calloc (1, sizeof *d);
-
-  if (d == NULL || (d->key = strdup (key)) == NULL
-      || (d->value = strdup (value)) == NULL) {
-    nbdkit_error ("strdup: %m");
-    if (d)
-      free (d->key);
-    free (d);
-    return -1;
-  }
-  *deferred_tail = d;
-  deferred_tail = &d->next;
-  return 0;
-}
-
-/* file= goes to the plugin, and names the volume when it is the only
- * one: messages, the table's device and the control socket's default
- * name then read as the plugin's do.  A bare dmcrypt parameter name
- * that is no file was a parameter without its value. */
-static unsigned layer_files;
-
-static int
-note_layer_file (const char *value)
-{
-  if (access (value, F_OK) == -1 && errno == ENOENT
-      && dmcrypt_is_param_name (value)) {
-    nbdkit_error ("'%s' needs a value: %s=VALUE", value, value);
-    return -1;
-  }
-  free (params.layer_file);
-  params.layer_file = NULL;
-  /* Absolute: nbdkit leaves the working directory when it forks. */
-  if (++layer_files == 1
-      && (params.layer_file = realpath (value, NULL)) == NULL)
-    params.layer_file = strdup (value);
-  return 0;
-}
-
 static int
 filter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
                const char *key, const char *value)
 {
-  char alt[64];
-
-  next_config = next;
-  next_config_data = nxdata;
-  if (strncmp (key, PREFIX, strlen (PREFIX)) == 0
-      && dmcrypt_is_param_name (key + strlen (PREFIX))
-      && strcmp (key + strlen (PREFIX), "file") != 0) {
-    if (nprefixed < sizeof prefixed / sizeof prefixed[0]
-        && !given_prefixed (key + strlen (PREFIX))
-        && (prefixed[nprefixed] = strdup (key + strlen (PREFIX))) != NULL)
-      nprefixed++;
-    return dmcrypt_config (key + strlen (PREFIX), value);
-  }
-  /* file= is the plugin's: the filter's data is the next layer. */
-  if (strcmp (key, "file") == 0)
-    return note_layer_file (value) == -1 ? -1 : next (nxdata, key, value);
-  if (dmcrypt_param_respelt (key, alt, sizeof alt)) {
-    nbdkit_error ("unknown parameter '%s': did you mean '%s'?", key, alt);
+  if (volume == NULL)
     return -1;
-  }
-  if (!dmcrypt_is_param_name (key))
-    return next (nxdata, key, value);
-  return defer (key, value);
-}
-
-static int
-apply_deferred (void)
-{
-  struct deferred *d, *next;
-  int r = 0;
-
-  for (d = deferred; d; d = next) {
-    next = d->next;
-    if (r == 0)
-      r = given_prefixed (d->key)
-        ? next_config (next_config_data, d->key, d->value)
-        : dmcrypt_config (d->key, d->value);
-    explicit_bzero (d->value, strlen (d->value));
-    free (d->key);
-    free (d->value);
-    free (d);
-  }
-  deferred = NULL;
-  deferred_tail = &deferred;
-  return r;
+  return filter_config_key (&volume->params, next, nxdata, key, value);
 }
 
 /* What can be checked before the next layer exists is checked here,
@@ -170,8 +62,13 @@ static int
 filter_config_complete (nbdkit_next_config_complete *next,
                         nbdkit_backend *nxdata)
 {
-  if (apply_deferred () == -1 || volume_check_params () == -1)
+  if (volume == NULL || filter_config_apply (&volume->params) == -1
+      || volume_check_params (volume) == -1)
     return -1;
+  volume->params.engine_debug =
+    (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
+    | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
+    | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0);
   return next (nxdata);
 }
 
@@ -181,40 +78,14 @@ filter_thread_model (void)
   return NBDKIT_THREAD_MODEL_PARALLEL;
 }
 
-/* PATH relative to nbdkit's first directory, as nbdkit_absolute_path
- * made its own copy (server/main.c: -U, -P), or NULL. */
-static int
-absolute (char **path)
-{
-  char *abs;
-
-  if (*path == NULL || **path == '/')
-    return 0;
-  if ((abs = nbdkit_absolute_path (*path)) == NULL)
-    return -1;
-  free (*path);
-  *path = abs;
-  return 0;
-}
-
-static void
-read_server_cmdline (void)
-{
-  if (cmdline_proc_facts (&server) == -1
-      || absolute (&server.unix_socket) == -1
-      || absolute (&server.pid_file) == -1)
-    nbdkit_debug ("dmcrypt: cannot read nbdkit's command line: "
-                  "assuming no -r, no --run, no socket or PID file");
-}
-
 /* The control socket needs no volume: made before nbdkit forks, a name
  * in use ends the server with exit status 1 even in the background. */
 static int
 filter_get_ready (int thread_model)
 {
   serialise = thread_model < NBDKIT_THREAD_MODEL_PARALLEL;
-  read_server_cmdline ();
-  return control_open ();
+  server_facts_read (&server);
+  return control_open (volume);
 }
 
 /* ---- The volume over the next layer ---- */
@@ -222,6 +93,8 @@ filter_get_ready (int thread_model)
 static int
 open_lower (nbdkit_backend *nxdata, bool readonly)
 {
+  struct backend *lower;
+
   shared = nbdkit_next_context_open (nxdata, readonly, "", 1);
   if (shared == NULL) {
     nbdkit_error ("cannot open the plugin's export");
@@ -232,48 +105,13 @@ open_lower (nbdkit_backend *nxdata, bool readonly)
   nbdkit_debug ("dmcrypt: the layer below %s",
                 serialise ? "is not parallel: calls to it are serialised"
                 : "is parallel");
-  volume.lower = backend_next_open (shared, serialise, readonly);
-  if (volume.lower == NULL)
+  lower = backend_next_open (shared, serialise, readonly);
+  if (lower == NULL)
     return -1;
-  header_fd = (params.type == VT_TCRYPT ? header_copy_tcrypt : header_copy)
-    (volume.lower, header_path, sizeof header_path);
-  if (header_fd == -1)
-    return -1;
-  volume.image = params.layer_file ? params.layer_file : FILTER_IMAGE_LABEL;
-  volume.data_path = header_path;
-  return 0;
-}
-
-/* The PID file at PATH names this process. */
-static bool
-names_this_process (const char *path)
-{
-  FILE *fp = fopen (path, "re");
-  long pid = 0;
-  bool ours;
-
-  if (fp == NULL)
-    return false;
-  ours = fscanf (fp, "%ld", &pid) == 1 && pid == (long) getpid ();
-  fclose (fp);
-  return ours;
-}
-
-/* nbdkit 1.32 never removes its Unix socket, and writes the PID file
- * before .after_fork (main.c, start_serving): a server that ends here
- * would leave a socket that refuses connections and a PID file of a
- * process that is gone. */
-static void
-remove_server_files (void)
-{
-  struct stat st;
-
-  if (server.unix_socket && lstat (server.unix_socket, &st) == 0
-      && S_ISSOCK (st.st_mode) && unlink (server.unix_socket) == 0)
-    nbdkit_debug ("dmcrypt: removed the socket %s", server.unix_socket);
-  if (server.pid_file && names_this_process (server.pid_file)
-      && unlink (server.pid_file) == 0)
-    nbdkit_debug ("dmcrypt: removed the PID file %s", server.pid_file);
+  volume_set_lower (volume, lower, FILTER_IMAGE_LABEL, header_path);
+  header_fd = (volume->params.type == VT_TCRYPT ? header_copy_tcrypt
+               : header_copy) (lower, header_path, sizeof header_path);
+  return header_fd == -1 ? -1 : 0;
 }
 
 /* An error here ends the server, without its socket and PID file: in
@@ -284,19 +122,18 @@ remove_server_files (void)
 static int
 filter_after_fork (nbdkit_backend *nxdata)
 {
-  if (open_lower (nxdata, server.readonly) == 0 && volume_open () == 0
-      && lab_start () == 0
-      && dm_start (volume.dm) == 0)
-    return control_start ();
+  if (open_lower (nxdata, server.readonly) == 0 && volume_open (volume) == 0
+      && volume_start (volume) == 0)
+    return control_start (volume);
   /* The socket was made before the fork: no volume answers on it. */
-  control_close ();
+  control_close (volume);
   if (server.run) {
     failed_under_run = true;
     return 0;
   }
   nbdkit_debug ("dmcrypt: the volume did not open (nbdkit's log has the "
                 "error): the server ends");
-  remove_server_files ();
+  server_files_remove (&server);
   return -1;
 }
 
@@ -304,16 +141,11 @@ filter_after_fork (nbdkit_backend *nxdata)
 static void
 filter_cleanup (nbdkit_backend *nxdata)
 {
-  struct engine_stats st;
-  char line[1024];
-
   (void) nxdata;
-  control_close ();
-  if (volume.dm) {
-    dm_get_stats (volume.dm, &st);
-    nbdkit_debug ("stats: %s", engine_format_stats (&st, line, sizeof line));
-  }
-  volume_close ();
+  control_close (volume);
+  volume_log_stats (volume);
+  if (volume)
+    volume_close (volume);
   if (header_fd >= 0)
     close (header_fd);
   header_fd = -1;
@@ -327,20 +159,17 @@ filter_cleanup (nbdkit_backend *nxdata)
 static void
 filter_load (void)
 {
-  volume.filter = true;
+  volume = volume_new (true);
 }
 
 static void
 filter_unload (void)
 {
-  unsigned i;
-
   filter_cleanup (NULL);
-  dmcrypt_params_free ();
+  volume_free (volume);
+  volume = NULL;
   cmdline_facts_free (&server);
-  for (i = 0; i < nprefixed; i++)
-    free (prefixed[i]);
-  nprefixed = 0;
+  filter_config_free ();
 }
 
 /* ---- Connections ---- */
@@ -349,8 +178,6 @@ static void *
 filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
              const char *exportname, int is_tls)
 {
-  struct dmcrypt_conn *conn;
-
   (void) is_tls;
   /* The reason was logged once, in .after_fork. */
   if (failed_under_run) {
@@ -359,25 +186,20 @@ filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
   }
   if (next (context, readonly, exportname) == -1)
     return NULL;
-  conn = dmcrypt_conn_new ();
-  if (conn)
-    dm_opened (volume.dm);
-  return conn;
+  return volume_conn_new (volume);
 }
 
 static void
 filter_close (void *handle)
 {
-  if (volume.dm)
-    dm_closed (volume.dm);
-  dmcrypt_conn_free (handle);
+  volume_conn_free (handle);
 }
 
 static int64_t
 filter_get_size (nbdkit_next *next, void *handle)
 {
   (void) next; (void) handle;
-  return dm_size (volume.dm);
+  return dm_size (volume->dm);
 }
 
 /* The engine's sizes, within what the layer below accepts. */
@@ -386,12 +208,12 @@ filter_block_size (nbdkit_next *next, void *handle, uint32_t *minimum,
                    uint32_t *preferred, uint32_t *maximum)
 {
   uint32_t lmin = 0, lpref = 0, lmax = 0;
-  unsigned ss = dm_sector_size (volume.dm);
+  unsigned ss = dm_sector_size (volume->dm);
 
   (void) handle;
   if (next->block_size (next, &lmin, &lpref, &lmax) == -1)
     return -1;
-  dmcrypt_block_sizes (minimum, preferred);
+  volume_block_sizes (volume, minimum, preferred);
   /* The engine reads and writes the layer below in whole encryption
    * sectors: only a lower minimum larger than a sector asks clients
    * for more. */
@@ -409,7 +231,7 @@ static int
 filter_can_write (nbdkit_next *next, void *handle)
 {
   (void) next; (void) handle;
-  return !dm_readonly (volume.dm);
+  return !dm_readonly (volume->dm);
 }
 
 static int
@@ -430,7 +252,7 @@ static int
 filter_can_trim (nbdkit_next *next, void *handle)
 {
   (void) next; (void) handle;
-  return (dm_flags (volume.dm) & CT_ALLOW_DISCARDS) != 0;
+  return (dm_flags (volume->dm) & CT_ALLOW_DISCARDS) != 0;
 }
 
 /* Zeros are written encrypted: the layer's own zeroing would leave
@@ -477,8 +299,8 @@ filter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
               uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_READ, buf, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_READ, buf, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
@@ -486,8 +308,8 @@ filter_pwrite (nbdkit_next *next, void *handle, const void *buf,
                uint32_t count, uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_WRITE, (void *) buf, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_WRITE, (void *) buf, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
@@ -495,8 +317,8 @@ filter_zero (nbdkit_next *next, void *handle, uint32_t count,
              uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_ZERO, NULL, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_ZERO, NULL, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
@@ -504,15 +326,15 @@ filter_trim (nbdkit_next *next, void *handle, uint32_t count,
              uint64_t offset, uint32_t flags, int *err)
 {
   (void) next;
-  return dmcrypt_io (handle, IO_TRIM, NULL, count, offset,
-                     flags & NBDKIT_FLAG_FUA, err);
+  return volume_io (handle, IO_TRIM, NULL, count, offset,
+                    flags & NBDKIT_FLAG_FUA, err);
 }
 
 static int
 filter_flush (nbdkit_next *next, void *handle, uint32_t flags, int *err)
 {
   (void) next; (void) flags;
-  return dmcrypt_io (handle, IO_FLUSH, NULL, 0, 0, false, err);
+  return volume_io (handle, IO_FLUSH, NULL, 0, 0, false, err);
 }
 
 static struct nbdkit_filter filter = {

@@ -89,8 +89,8 @@ secondary_header_size (struct backend *lower)
   return 0;
 }
 
-/* fvault2_read_fn and bitlk_read_fn over the layer below that also copies what it read
- * into the header copy. */
+/* fvault2_read_fn and bitlk_read_fn over the layer below that also
+ * copies what it read into the header copy. */
 struct copy_reader
 {
   struct backend *lower;

@@ -1,6 +1,7 @@
-/* Fuzzes the plugin's parameter parsing: plugin/config.c's
- * dmcrypt_config with the key=value pairs of the input, one per line,
- * as nbdkit would hand them over from its command line.
+/* Fuzzes the parameter parsing both front ends share:
+ * volume/params/config.c's params_config with the key=value pairs of
+ * the input, one per line, as nbdkit would hand them over from its
+ * command line.
  *
  * A key=+TEXT value is served from a scratch file holding TEXT, so the
  * key file reader is fuzzed without opening whatever path the input
@@ -17,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../plugin/dmcrypt.h"
+#include "../volume/params/params.h"
 #include "fuzz.h"
 
 enum { MAX_PAIRS = 64 };
@@ -27,7 +28,7 @@ struct pair
   char *key, *value;
 };
 
-static struct dmcrypt_params defaults;
+static struct dmcrypt_params params;
 static char key_file[64];
 
 static void
@@ -47,7 +48,7 @@ setup_once (void)
   if (done)
     return;
   done = true;
-  defaults = params;            /* before any dmcrypt_config call */
+  params_init (&params);
   snprintf (key_file, sizeof key_file, "%.40s/fuzz-key.XXXXXX",
             dir && strlen (dir) <= 40 ? dir : "/tmp");
   fd = mkstemp (key_file);
@@ -141,7 +142,7 @@ config_one (const struct pair *pairs, size_t n, size_t i)
   if (strcmp (p->key, "key") == 0 && value[0] == '+')
     value = key_file_value (value + 1);
   fuzz_log_reset ();
-  r = dmcrypt_config (p->key, value);
+  r = params_config (&params, p->key, value);
   if (r == -1 && (fuzz_log_errors () != 1 || fuzz_log_multiline ()))
     fuzz_fail ("%s= refused with %u errors (want one line)", p->key,
                fuzz_log_errors ());
@@ -168,8 +169,7 @@ fuzz_params (const uint8_t *data, size_t size)
   n = split_pairs (text, pairs);
   for (i = 0; i < n; i++)
     config_one (pairs, n, i);
-  dmcrypt_params_free ();
-  params = defaults;
+  params_free (&params);              /* back to params_init's */
   free (text);
   return 0;
 }

@@ -288,7 +288,7 @@ nbdkit_parse_bool (const char *str)
   return -1;
 }
 
-/* plugin/secretread.c reads "-" (a prompt) and "-FD" from this
+/* volume/params/secretread.c reads "-" (a prompt) and "-FD" from this
  * process's terminal or descriptors, "+FILE" from any file: while
  * fuzzing, only literal secrets are taken. */
 char *secret_read (const char *what, const char *value, size_t *size);

@@ -1,6 +1,7 @@
-/* nbdkit glue: callbacks named dmcrypt_<callback> that hand requests to
- * the engine.  Everything about formats and crypto lives in the engine
- * folders; this file only speaks nbdkit. */
+/* nbdkit glue: callbacks named dmcrypt_<callback> that hand the command
+ * line and the requests to the volume (volume/volume.h), which both
+ * front ends share.  Everything about formats and crypto lives below
+ * it; this file only speaks nbdkit. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,8 +13,8 @@
 #include <gcrypt.h>
 #include <openssl/opensslv.h>
 
-#include "control.h"
-#include "dmcrypt.h"
+#include "../volume/control/control.h"
+#include "../volume/volume.h"
 
 #define DMCRYPT_VERSION "0.1"
 
@@ -22,12 +23,22 @@ NBDKIT_DLL_PUBLIC int dmcrypt_debug_queue;     /* -D dmcrypt.queue=1 */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_writeout;  /* -D dmcrypt.writeout=1 */
 NBDKIT_DLL_PUBLIC int dmcrypt_debug_workers;   /* -D dmcrypt.workers=1 */
 
+/* The one volume of this nbdkit process; NULL when .load ran out of
+ * memory (said then), which fails .config_complete. */
+static struct dmcrypt_volume *volume;
+
+static void
+dmcrypt_load (void)
+{
+  volume = volume_new (false);
+}
+
 static void
 dmcrypt_unload (void)
 {
-  control_close ();
-  volume_close ();
-  dmcrypt_params_free ();
+  control_close (volume);
+  volume_free (volume);
+  volume = NULL;
 }
 
 static void
@@ -41,57 +52,58 @@ dmcrypt_dump_plugin (void)
 }
 
 static int
+dmcrypt_config (const char *key, const char *value)
+{
+  return volume ? params_config (&volume->params, key, value) : -1;
+}
+
+static int
 dmcrypt_config_complete (void)
 {
-  return volume_open () == -1 || control_open () == -1 ? -1 : 0;
+  if (volume == NULL)
+    return -1;
+  volume->params.engine_debug =
+    (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
+    | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
+    | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0);
+  return volume_open (volume) == -1 || control_open (volume) == -1 ? -1 : 0;
 }
 
 /* The engine's summary, once all connections are gone. */
 static void
 dmcrypt_cleanup (void)
 {
-  struct engine_stats st;
-  char line[1024];
-
   /* No table swap may run from the control socket from now on. */
-  control_close ();
-  if (volume.dm == NULL)
-    return;
-  dm_get_stats (volume.dm, &st);
-  nbdkit_debug ("stats: %s", engine_format_stats (&st, line, sizeof line));
+  control_close (volume);
+  volume_log_stats (volume);
 }
 
 static int
 dmcrypt_after_fork (void)
 {
-  if (lab_start () == -1 || dm_start (volume.dm) == -1)
+  if (volume_start (volume) == -1)
     return -1;
-  return control_start ();
+  return control_start (volume);
 }
 
 static void *
 dmcrypt_open (int readonly)
 {
-  struct dmcrypt_conn *conn = dmcrypt_conn_new ();
-
   (void) readonly;
-  if (conn)
-    dm_opened (volume.dm);
-  return conn;
+  return volume_conn_new (volume);
 }
 
 static void
 dmcrypt_close (void *handle)
 {
-  dm_closed (volume.dm);
-  dmcrypt_conn_free (handle);
+  volume_conn_free (handle);
 }
 
 static int64_t
 dmcrypt_get_size (void *handle)
 {
   (void) handle;
-  return dm_size (volume.dm);
+  return dm_size (volume->dm);
 }
 
 static int
@@ -99,7 +111,7 @@ dmcrypt_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                     uint32_t *maximum)
 {
   (void) handle;
-  dmcrypt_block_sizes (minimum, preferred);
+  volume_block_sizes (volume, minimum, preferred);
   *maximum = 0xffffffff;
   return 0;
 }
@@ -108,7 +120,7 @@ static int
 dmcrypt_can_write (void *handle)
 {
   (void) handle;
-  return !dm_readonly (volume.dm);
+  return !dm_readonly (volume->dm);
 }
 
 static int
@@ -129,7 +141,7 @@ static int
 dmcrypt_can_trim (void *handle)
 {
   (void) handle;
-  return (dm_flags (volume.dm) & CT_ALLOW_DISCARDS) != 0;
+  return (dm_flags (volume->dm) & CT_ALLOW_DISCARDS) != 0;
 }
 
 static int
@@ -148,15 +160,16 @@ dmcrypt_can_multi_conn (void *handle)
   return 1;
 }
 
-/* io.c does the work for both front ends; nbdkit wants the errno. */
+/* The volume does the work for both front ends; nbdkit wants the
+ * errno. */
 static int
 io (void *handle, enum io_op op, void *buf, uint32_t count, uint64_t offset,
     uint32_t flags)
 {
   int err;
 
-  if (dmcrypt_io (handle, op, buf, count, offset, flags & NBDKIT_FLAG_FUA,
-                  &err) == -1) {
+  if (volume_io (handle, op, buf, count, offset, flags & NBDKIT_FLAG_FUA,
+                 &err) == -1) {
     nbdkit_set_error (err);
     return -1;
   }
@@ -204,6 +217,7 @@ static struct nbdkit_plugin plugin = {
   .description       = "Serves the plaintext of LUKS1, LUKS2, plain "
                        "dm-crypt, BitLocker, TrueCrypt/VeraCrypt and "
                        "FileVault2 images",
+  .load              = dmcrypt_load,
   .unload            = dmcrypt_unload,
   .config            = dmcrypt_config,
   .config_complete   = dmcrypt_config_complete,

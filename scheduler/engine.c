@@ -2,9 +2,7 @@
  * themselves are in request.c; a table swap builds a new engine
  * (dm/mapping.c). */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,8 +14,6 @@
 #define DEFAULT_CHUNK (128 * 1024)          /* bytes, the kernel's */
 #define DEFAULT_INFLIGHT (64 * 1024 * 1024) /* bytes of ciphertext */
 #define MAX_CHUNK (64 * 1024 * 1024)        /* bytes: nbdkit's largest */
-/* nice value of high_priority threads: the kernel uses WQ_HIGHPRI. */
-#define HIGH_PRIORITY_NICE (-10)
 
 /* Chunk size in bytes: whole sectors, at least one, at most MAX_CHUNK
  * (a larger one could never be filled, and zeros are kept for one). */
@@ -174,27 +170,6 @@ engine_free (struct engine *e)
   free (e->zeros);
   rangelock_destroy (&e->writes);
   free (e);
-}
-
-/* ---- Threads ---- */
-
-void
-thread_setup (struct engine *e, const char *name, unsigned context, int cpu)
-{
-  struct backend_submitter self = {
-    .context = context, .cpu = cpu, .name = name,
-  };
-
-  pthread_setname_np (pthread_self (), name);
-  backend_set_submitter (&self);
-  if (!(e->cfg.flags & CT_HIGH_PRIORITY))
-    return;
-  if (setpriority (PRIO_PROCESS, gettid (), HIGH_PRIORITY_NICE) == -1) {
-    if (debug_on (e, ENGINE_DEBUG_WORKERS))
-      nbdkit_debug ("%s: high priority not allowed: %m", name);
-  }
-  else if (debug_on (e, ENGINE_DEBUG_WORKERS))
-    nbdkit_debug ("%s: nice %d", name, HIGH_PRIORITY_NICE);
 }
 
 /* ---- Requests inside ---- */

@@ -241,7 +241,7 @@ debug_on (struct engine *e, unsigned flag)
 void requests_enter (struct engine *e);
 void requests_leave (struct engine *e);
 
-/* engine.c: names the calling thread NAME (which must outlive it),
+/* thread.c: names the calling thread NAME (which must outlive it),
  * sets its submitter (CONTEXT, modelled CPU or -1) and its priority. */
 void thread_setup (struct engine *e, const char *name, unsigned context,
                    int cpu);

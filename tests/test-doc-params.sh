@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The documentation lists what the program has: every parameter that
-# "nbdkit dmcrypt --help" lists (a key=<VALUE> line of plugin/config.c's
-# help, or an alias named there as "also KEY=") has a row in the table
-# of docs/parameters.md and an =item in the man page's PARAMETERS, and
-# neither documents a parameter the program does not list; README.md's
-# table of the parameters people use first names none that the program
-# does not list; README.md's "Supported ciphers" paragraph names every
-# IV mode of crypto/cipher_spec.c.  The filter's help lists the same
-# parameters but file= (the plugin's).  Each --help names every format
-# and only the filter's speaks of dmcrypt-KEY=.
+# "nbdkit dmcrypt --help" lists (a key=<VALUE> line of
+# volume/params/names.c's help, or an alias named there as "also
+# KEY=") has a row in the table of docs/parameters.md and an =item in
+# the man page's PARAMETERS, and neither documents a parameter the
+# program does not list; README.md's table of the parameters people use
+# first names none that the program does not list; README.md's
+# "Supported ciphers" paragraph names every IV mode of
+# crypto/cipher_spec.c.  The filter's help lists the same parameters
+# but file= (the plugin's).  Each --help names every format and only
+# the filter's speaks of dmcrypt-KEY=.
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit
 plugin_built_or_fail

@@ -16,7 +16,8 @@
 #define MAX_MESSAGE_TEXT 4096       /* bytes of a "message" */
 #define CONTROL_ENV "DMCRYPT_CONTROL"
 
-struct ctl_options opts;
+/* The command line's options, for the whole run. */
+static struct ctl_options opts;
 
 /* What a command says of volumes on its command line: --control
  * stands for the NAME. */
@@ -51,13 +52,13 @@ names_or_all (int argc, char **argv, bool *all)
       }
     return names;
   }
-  if ((names = list_names ()) == NULL || ctl_msg_init (&rep) == -1) {
+  if ((names = list_names (&opts)) == NULL || ctl_msg_init (&rep) == -1) {
     free_names (names);
     return NULL;
   }
   /* Sockets left by killed instances are skipped, not reported. */
   for (i = 0; names[i]; i++)
-    if (probe (names[i], &rep) == 0)
+    if (probe (&opts, names[i], &rep) == 0)
       names[n++] = names[i];
     else
       free (names[i]);
@@ -70,7 +71,7 @@ static int
 cmd_ls (int argc, char **argv)
 {
   struct ctl_message rep;
-  char **names = list_names ();
+  char **names = list_names (&opts);
   int i, shown = 0;
 
   (void) argc; (void) argv;
@@ -79,7 +80,7 @@ cmd_ls (int argc, char **argv)
     return -1;
   }
   for (i = 0; names[i]; i++)
-    if (probe (names[i], &rep) == 0) {
+    if (probe (&opts, names[i], &rep) == 0) {
       print_ls_line (&rep);
       shown++;
     }
@@ -108,7 +109,7 @@ cmd_info (int argc, char **argv)
   for (i = 0; reps && names[i]; i++) {
     if (ctl_msg_init (&req) == -1 || ctl_msg_init (&reps[n]) == -1)
       break;
-    if (request (names[i], "info", &req, &reps[n]) == 0) {
+    if (request (&opts, names[i], "info", &req, &reps[n]) == 0) {
       if (!opts.columns)
         print_info_long (&reps[n]);
       n++;
@@ -119,7 +120,7 @@ cmd_info (int argc, char **argv)
     }
     ctl_msg_free (&req);
   }
-  if (opts.columns && n > 0 && print_info_columns (reps, n) == -1)
+  if (opts.columns && n > 0 && print_info_columns (&opts, reps, n) == -1)
     r = -1;
   for (i = 0; i < n; i++)
     ctl_msg_free (&reps[i]);
@@ -165,7 +166,7 @@ print_lines (int argc, char **argv, const char *op)
     ctl_add (&req, "showkeys", opts.showkeys ? "1" : "0");
     ctl_add (&req, "inactive", opts.inactive ? "1" : "0");
     ctl_add (&req, "stats", opts.stats ? "1" : "0");
-    answered = request (names[i], op, &req, &rep) == 0;
+    answered = request (&opts, names[i], op, &req, &rep) == 0;
     if (!answered)
       r = -1;
     /* A multi-segment mapping answers a line per segment. */
@@ -217,7 +218,7 @@ simple (const char *name, const char *op, struct ctl_message *req)
     ctl_msg_free (req);
     return -1;
   }
-  r = request (name, op, req, &rep);
+  r = request (&opts, name, op, req, &rep);
   ctl_msg_free (req);
   ctl_msg_free (&rep);
   return r;

@@ -1,13 +1,14 @@
-/* nbdkit -r read back from nbdkit's command line (plugin/cmdline.c), as
- * nbdkit's own option parser reads it: short options bundled or with
- * arguments, long options and their aliases, options after the plugin's
- * parameters (GNU getopt permutes), "--", and wrappers in front.  The
- * same for --run and the files of -U and -P. */
+/* nbdkit -r read back from nbdkit's command line
+ * (volume/params/cmdline.c), as nbdkit's own option parser reads it:
+ * short options bundled or with arguments, long options and their
+ * aliases, options after the plugin's parameters (GNU getopt permutes),
+ * "--", and wrappers in front.  The same for --run and the files of -U
+ * and -P. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../../plugin/cmdline.h"
+#include "../../volume/params/cmdline.h"
 #include "check.h"
 
 #define ARGV(...) (char *[]) { __VA_ARGS__, NULL }

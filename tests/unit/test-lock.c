@@ -1,4 +1,4 @@
-/* Image locks (backend/lock.c): one writer or many readers, conversions
+/* Image locks (volume/lock/lock.c): one writer or many readers, conversions
  * that keep the lock on failure, the holder found by its open files,
  * and a lock that dies with its process. */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../backend/lock.h"
+#include "../../volume/lock/lock.h"
 #include "check.h"
 
 static char path[] = "/tmp/dmcrypt-lock-XXXXXX";

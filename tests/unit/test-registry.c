@@ -1,5 +1,5 @@
 /* The user's registry of running volumes (control/registry.c) and the
- * image holder lookup (control/holder.c), against fake instances in
+ * image holder lookup (volume/lock/instance.c), against fake instances in
  * child processes: DMCRYPT_RUNTIME_DIR chooses the registry; entries
  * are listed, and those nobody listens behind (stale sockets, dangling
  * symlinks) swept while live ones and foreign files stay; the holder of
@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../control/holder.h"
+#include "../../volume/lock/lock.h"
 #include "../../control/proto.h"
 #include "../../control/registry.h"
 #include "../../control/sockdir.h"
@@ -249,25 +249,25 @@ test_holder (void)
   long pid = 0;
   int fd;
 
-  CHECK (ctl_find_image_holder (1, 2, name, sizeof name, &pid) == 0
+  CHECK (image_lock_find_instance (1, 2, name, sizeof name, &pid) == 0
          && strcmp (name, "vol") == 0 && pid == file_pid);
   /* A block device by its st_rdev, or by the node it was opened by. */
-  CHECK (ctl_find_image_holder (0x803, 0, name, sizeof name, &pid) == 0
+  CHECK (image_lock_find_instance (0x803, 0, name, sizeof name, &pid) == 0
          && strcmp (name, "disk") == 0 && pid == disk_pid);
-  CHECK (ctl_find_image_holder (5, 6, name, sizeof name, &pid) == 0
+  CHECK (image_lock_find_instance (5, 6, name, sizeof name, &pid) == 0
          && strcmp (name, "disk") == 0);
   /* A file whose st_dev happens to be the disk's number is not it. */
-  CHECK (ctl_find_image_holder (0x803, 2, name, sizeof name, &pid) == -1
+  CHECK (image_lock_find_instance (0x803, 2, name, sizeof name, &pid) == -1
          && errno == ENOENT);
-  CHECK (ctl_find_image_holder (1, 3, name, sizeof name, &pid) == -1
+  CHECK (image_lock_find_instance (1, 3, name, sizeof name, &pid) == -1
          && errno == ENOENT);
   /* NAME is cut to its size. */
-  CHECK (ctl_find_image_holder (1, 2, name, 3, &pid) == 0
+  CHECK (image_lock_find_instance (1, 2, name, 3, &pid) == 0
          && strcmp (name, "vo") == 0);
   path_in (path, sizeof path, reg, "self.sock");
   fd = listen_at (path, true);
   REQUIRE (pthread_create (&thread, NULL, self_server, &fd) == 0, "thread");
-  CHECK (ctl_find_image_holder (9, 9, name, sizeof name, &pid) == -1
+  CHECK (image_lock_find_instance (9, 9, name, sizeof name, &pid) == -1
          && errno == ENOENT);
   shutdown (fd, SHUT_RDWR);
   pthread_join (thread, NULL);
@@ -293,10 +293,10 @@ print_holder (const char *file)
     perror (file);
     return 2;
   }
-  if (S_ISBLK (st.st_mode) ? ctl_find_image_holder (st.st_rdev, 0, name,
-                                                    sizeof name, &pid)
-      : ctl_find_image_holder (st.st_dev, st.st_ino, name, sizeof name,
-                               &pid)) {
+  if (S_ISBLK (st.st_mode) ? image_lock_find_instance (st.st_rdev, 0, name,
+                                                       sizeof name, &pid)
+      : image_lock_find_instance (st.st_dev, st.st_ino, name,
+                                  sizeof name, &pid)) {
     printf ("none\n");
     return 1;
   }

@@ -8,24 +8,25 @@
 #include "ctl.h"
 
 int
-socket_dir (char *dir, size_t size)
+socket_dir (const struct ctl_options *o, char *dir, size_t size)
 {
   char why[512];
 
-  if (opts.dir == NULL)
+  if (o->dir == NULL)
     return ctl_registry_client_dir (dir, size);
   /* Tables with keys go through it: only a directory of ours (or
    * root's) that nobody else can write to is trusted. */
-  if (ctl_dir_check (opts.dir, why, sizeof why) == -1) {
+  if (ctl_dir_check (o->dir, why, sizeof why) == -1) {
     fprintf (stderr, PROGRAM ": %s\n", why);
     return -1;
   }
-  snprintf (dir, size, "%s", opts.dir);
+  snprintf (dir, size, "%s", o->dir);
   return 0;
 }
 
 int
-socket_of (const char *name, char *path, size_t size)
+socket_of (const struct ctl_options *o, const char *name, char *path,
+           size_t size)
 {
   char dir[CTL_PATH_MAX];
 
@@ -40,7 +41,7 @@ socket_of (const char *name, char *path, size_t size)
     fprintf (stderr, PROGRAM ": '%s' is not a valid volume name\n", name);
     return -1;
   }
-  if (socket_dir (dir, sizeof dir) == -1)
+  if (socket_dir (o, dir, sizeof dir) == -1)
     return -1;
   if (ctl_socket_path (dir, name, path, size) == -1) {
     fprintf (stderr, PROGRAM ": %s/%s: path too long\n", dir, name);
@@ -89,14 +90,15 @@ no_socket (const char *path, int errnum)
 }
 
 static int
-request_ms (const char *name, const char *op, struct ctl_message *req,
-            struct ctl_message *rep, int timeout_ms, bool quiet)
+request_ms (const struct ctl_options *o, const char *name, const char *op,
+            struct ctl_message *req, struct ctl_message *rep, int timeout_ms,
+            bool quiet)
 {
   char path[CTL_PATH_MAX];
   const char *result, *msg;
   uint64_t errnum;
 
-  if (socket_of (name, path, sizeof path) == -1)
+  if (socket_of (o, name, path, sizeof path) == -1)
     return -1;
   if (ctl_add (req, "op", op) == -1
       || exchange (path, timeout_ms, req, rep) == -1) {
@@ -131,21 +133,22 @@ request_ms (const char *name, const char *op, struct ctl_message *req,
 }
 
 int
-request (const char *name, const char *op, struct ctl_message *req,
-         struct ctl_message *rep)
+request (const struct ctl_options *o, const char *name, const char *op,
+         struct ctl_message *req, struct ctl_message *rep)
 {
-  return request_ms (name, op, req, rep, COMMAND_TIMEOUT_MS, false);
+  return request_ms (o, name, op, req, rep, COMMAND_TIMEOUT_MS, false);
 }
 
 int
-probe (const char *name, struct ctl_message *rep)
+probe (const struct ctl_options *o, const char *name,
+       struct ctl_message *rep)
 {
   struct ctl_message req;
   int r;
 
   if (ctl_msg_init (&req) == -1)
     return -1;
-  r = request_ms (name, "info", &req, rep, PROBE_TIMEOUT_MS, true);
+  r = request_ms (o, name, "info", &req, rep, PROBE_TIMEOUT_MS, true);
   ctl_msg_free (&req);
   return r;
 }

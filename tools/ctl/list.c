@@ -25,21 +25,21 @@ sweep (const char *dir)
 }
 
 char **
-list_names (void)
+list_names (const struct ctl_options *o)
 {
   char dir[CTL_PATH_MAX], **names;
 
-  if (opts.control) {
+  if (o->control) {
     if ((names = calloc (2, sizeof *names)) != NULL
-        && (names[0] = strdup (opts.control)) == NULL) {
+        && (names[0] = strdup (o->control)) == NULL) {
       free (names);
       return NULL;
     }
     return names;
   }
-  if (socket_dir (dir, sizeof dir) == -1)
+  if (socket_dir (o, dir, sizeof dir) == -1)
     return NULL;
-  if (opts.dir == NULL)
+  if (o->dir == NULL)
     sweep (dir);
   return ctl_registry_names (dir);
 }

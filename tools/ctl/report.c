@@ -115,19 +115,20 @@ value_of (const struct field *f, const struct ctl_message *m, char *out)
 
 /* Parses "-o" (a list, or "+list" to add to the default) into COLS. */
 static int
-choose_fields (const struct field **cols, size_t *ncols)
+choose_fields (const struct ctl_options *o, const struct field **cols,
+               size_t *ncols)
 {
   static const char default_fields[] =
     "name,major,minor,attr,open,segments,events,uuid";
   char list[1024], *save = NULL, *id;
   size_t i;
 
-  if (opts.fields == NULL)
+  if (o->fields == NULL)
     snprintf (list, sizeof list, "%s", default_fields);
-  else if (opts.fields[0] == '+')
-    snprintf (list, sizeof list, "%s,%s", default_fields, opts.fields + 1);
+  else if (o->fields[0] == '+')
+    snprintf (list, sizeof list, "%s,%s", default_fields, o->fields + 1);
   else
-    snprintf (list, sizeof list, "%s", opts.fields);
+    snprintf (list, sizeof list, "%s", o->fields);
   *ncols = 0;
   for (id = strtok_r (list, ",", &save); id;
        id = strtok_r (NULL, ",", &save)) {
@@ -145,12 +146,13 @@ choose_fields (const struct field **cols, size_t *ncols)
 }
 
 static void
-print_row (const char **cells, const struct field **cols, size_t ncols,
-           const size_t *width, bool heading)
+print_row (const struct ctl_options *o, const char **cells,
+           const struct field **cols, size_t ncols, const size_t *width,
+           bool heading)
 {
-  const char *sep = opts.separator ? opts.separator
-    : opts.noheadings ? ":" : " ";
-  bool aligned = !opts.noheadings && !opts.separator;
+  const char *sep = o->separator ? o->separator
+    : o->noheadings ? ":" : " ";
+  bool aligned = !o->noheadings && !o->separator;
   size_t i;
 
   for (i = 0; i < ncols; i++) {
@@ -167,14 +169,15 @@ print_row (const char **cells, const struct field **cols, size_t ncols,
 }
 
 int
-print_info_columns (struct ctl_message *infos, size_t n)
+print_info_columns (const struct ctl_options *o,
+                    struct ctl_message *infos, size_t n)
 {
   const struct field *cols[MAX_COLUMNS];
   char (*values)[MAX_COLUMNS][VALUE_SIZE];
   const char *cells[MAX_COLUMNS];
   size_t ncols, width[MAX_COLUMNS], i, j;
 
-  if (choose_fields (cols, &ncols) == -1)
+  if (choose_fields (o, cols, &ncols) == -1)
     return -1;
   values = calloc (n ? n : 1, sizeof *values);
   if (values == NULL)
@@ -190,12 +193,12 @@ print_info_columns (struct ctl_message *infos, size_t n)
       if (strlen (values[i][j]) > width[j])
         width[j] = strlen (values[i][j]);
     }
-  if (!opts.noheadings)
-    print_row (cells, cols, ncols, width, true);
+  if (!o->noheadings)
+    print_row (o, cells, cols, ncols, width, true);
   for (i = 0; i < n; i++) {
     for (j = 0; j < ncols; j++)
       cells[j] = values[i][j];
-    print_row (cells, cols, ncols, width, false);
+    print_row (o, cells, cols, ncols, width, false);
   }
   free (values);
   return 0;

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -15,30 +16,33 @@
 #include <nbdkit-plugin.h>
 
 #include "control.h"
-#include "ctlsock.h"
 
 #define REQUEST_TIMEOUT_MS 5000     /* a client has 5 s to send */
 #define TOUCH_INTERVAL_MS  (3600 * 1000)  /* keeps the registry entry */
 
-static struct
-{
-  struct ctl_socket sock;
-  int stop_pipe[2];
-  pthread_t thread;
-  bool running;
-} ctl = { .sock = { .fd = -1 }, .stop_pipe = { -1, -1 } };
-
-const char *
-control_name (void)
-{
-  return ctl.sock.name;
-}
-
 int
-control_open (void)
+control_open (struct dmcrypt_volume *v)
 {
-  ctlcmd_init ();
-  return ctlsock_open (&ctl.sock);
+  struct volume_control *c = calloc (1, sizeof *c);
+  struct ctl_socket_want want = {
+    .name = v->params.name, .control = v->params.control,
+    .image_file = volume_image_file (v),
+  };
+
+  if (c == NULL) {
+    nbdkit_error ("control: calloc: %m");
+    return -1;
+  }
+  c->volume = v;
+  c->sock.fd = -1;
+  c->stop_pipe[0] = c->stop_pipe[1] = -1;
+  ctlcmd_init (c);
+  if (ctlsock_open (&c->sock, &want) == -1) {
+    free (c);
+    return -1;
+  }
+  v->control = c;
+  return 0;
 }
 
 static void
@@ -56,7 +60,7 @@ reply_error (int fd, int errnum, const char *msg)
 }
 
 static void
-serve (int fd)
+serve (struct volume_control *c, int fd)
 {
   struct timeval tv = { REQUEST_TIMEOUT_MS / 1000, 0 };
   struct ctl_message req, rep;
@@ -78,7 +82,7 @@ serve (int fd)
     return;
   }
   if (ctl_msg_init (&rep) == 0) {
-    ctlcmd_dispatch (&req, &rep);
+    ctlcmd_dispatch (c, &req, &rep);
     ctl_send (fd, &rep);
     ctl_msg_free (&rep);
   }
@@ -88,70 +92,76 @@ serve (int fd)
 static void *
 control_thread (void *arg)
 {
+  struct volume_control *c = arg;
   struct pollfd fds[2] = {
-    { .fd = ctl.sock.fd, .events = POLLIN },
-    { .fd = ctl.stop_pipe[0], .events = POLLIN },
+    { .fd = c->sock.fd, .events = POLLIN },
+    { .fd = c->stop_pipe[0], .events = POLLIN },
   };
   int fd, r;
 
-  (void) arg;
   for (;;) {
     r = poll (fds, 2, TOUCH_INTERVAL_MS);
     if (r == -1 && errno != EINTR)
       break;
     if (r == 0)
-      ctlsock_touch (&ctl.sock);
+      ctlsock_touch (&c->sock);
     if (r <= 0)
       continue;
     if (fds[1].revents)
       break;
     if (!(fds[0].revents & POLLIN))
       continue;
-    fd = accept4 (ctl.sock.fd, NULL, NULL, SOCK_CLOEXEC);
+    fd = accept4 (c->sock.fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd == -1) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
         usleep (10000);             /* do not spin while out of fds */
       continue;
     }
-    serve (fd);
+    serve (c, fd);
     close (fd);
   }
   return NULL;
 }
 
 int
-control_start (void)
+control_start (struct dmcrypt_volume *v)
 {
+  struct volume_control *c = v->control;
   int err;
 
-  if (ctl.sock.fd == -1 || ctl.running)
+  if (c == NULL || c->sock.fd == -1 || c->running)
     return 0;
-  if (pipe2 (ctl.stop_pipe, O_CLOEXEC) == -1) {
+  if (pipe2 (c->stop_pipe, O_CLOEXEC) == -1) {
     nbdkit_error ("control: pipe: %m");
     return -1;
   }
-  err = pthread_create (&ctl.thread, NULL, control_thread, NULL);
+  err = pthread_create (&c->thread, NULL, control_thread, c);
   if (err) {
     nbdkit_error ("control: pthread_create: %s", strerror (err));
     return -1;
   }
-  ctl.running = true;
+  c->running = true;
   return 0;
 }
 
 void
-control_close (void)
+control_close (struct dmcrypt_volume *v)
 {
-  if (ctl.running) {
-    if (write (ctl.stop_pipe[1], "x", 1) == -1)
+  struct volume_control *c = v ? v->control : NULL;
+
+  if (c == NULL)
+    return;
+  if (c->running) {
+    if (write (c->stop_pipe[1], "x", 1) == -1)
       nbdkit_debug ("control: stop: %m");
-    pthread_join (ctl.thread, NULL);
-    ctl.running = false;
+    pthread_join (c->thread, NULL);
+    c->running = false;
   }
-  ctlsock_close (&ctl.sock);
-  if (ctl.stop_pipe[0] >= 0) {
-    close (ctl.stop_pipe[0]);
-    close (ctl.stop_pipe[1]);
-    ctl.stop_pipe[0] = ctl.stop_pipe[1] = -1;
+  ctlsock_close (&c->sock);
+  if (c->stop_pipe[0] >= 0) {
+    close (c->stop_pipe[0]);
+    close (c->stop_pipe[1]);
   }
+  free (c);
+  v->control = NULL;
 }

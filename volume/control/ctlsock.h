@@ -2,13 +2,14 @@
  * unique among the user's volumes through the registry
  * (control/registry.h), the socket bound and listening, and its
  * registry entry.  control.c serves the socket. */
-#ifndef DMCRYPT_PLUGIN_CTLSOCK_H
-#define DMCRYPT_PLUGIN_CTLSOCK_H
+#ifndef DMCRYPT_VOLUME_CTLSOCK_H
+#define DMCRYPT_VOLUME_CTLSOCK_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
-#include "../control/sockdir.h"
+#include "../../control/sockdir.h"
 
 #define CTL_SUN_PATH sizeof ((struct sockaddr_un *) 0)->sun_path
 
@@ -24,11 +25,20 @@ struct ctl_socket
   int fd;                           /* listening; -1: none */
 };
 
-/* .config_complete: chooses the name (name=, or the image's), binds
- * the socket (control=, or the default directory), listens, and adds
- * the registry entry, all with the registry locked.  Returns 0, or -1
- * after nbdkit_error (a name in use, an unusable directory). */
-int ctlsock_open (struct ctl_socket *s);
+/* What the socket is asked for: name= (NULL: the image file's name
+ * without its extension, or "dmcrypt" without an IMAGE_FILE) and
+ * control= (NULL: the default directory). */
+struct ctl_socket_want
+{
+  const char *name;
+  const char *control;
+  const char *image_file;
+};
+
+/* Chooses the name, binds the socket, listens, and adds the registry
+ * entry, all with the registry locked.  Returns 0, or -1 after
+ * nbdkit_error (a name in use, an unusable directory). */
+int ctlsock_open (struct ctl_socket *s, const struct ctl_socket_want *w);
 /* Removes the entry and the socket if they are still ours, and closes
  * the socket. */
 void ctlsock_close (struct ctl_socket *s);
@@ -36,4 +46,4 @@ void ctlsock_close (struct ctl_socket *s);
  * ages files out after 10 days) leave a long-running volume's entry. */
 void ctlsock_touch (const struct ctl_socket *s);
 
-#endif /* DMCRYPT_PLUGIN_CTLSOCK_H */
+#endif /* DMCRYPT_VOLUME_CTLSOCK_H */

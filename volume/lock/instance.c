@@ -1,4 +1,5 @@
-/* Finding the instance that serves an image, through the registry. */
+/* Finding the dmcrypt instance that serves an image, through the
+ * registry (lock.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "holder.h"
-#include "proto.h"
-#include "registry.h"
-#include "sockdir.h"
+#include "../../control/proto.h"
+#include "../../control/registry.h"
+#include "../../control/sockdir.h"
+#include "lock.h"
 
 static long
 now_ms (void)
@@ -90,11 +91,11 @@ holder_of (const struct ctl_message *rep, dev_t dev, ino_t ino, char *name,
 }
 
 int
-ctl_find_image_holder (dev_t dev, ino_t ino, char *name, size_t name_size,
-                       long *pid)
+image_lock_find_instance (dev_t dev, ino_t ino, char *name,
+                          size_t name_size, long *pid)
 {
   char dir[CTL_PATH_MAX], path[CTL_PATH_MAX], **names;
-  long deadline = now_ms () + CTL_HOLDER_BUDGET_MS, left;
+  long deadline = now_ms () + IMAGE_INSTANCE_BUDGET_MS, left;
   struct ctl_message rep;
   int found = -1;
   size_t i;
@@ -108,8 +109,8 @@ ctl_find_image_holder (dev_t dev, ino_t ino, char *name, size_t name_size,
     if (ctl_socket_path (dir, names[i], path, sizeof path) == -1
         || ctl_msg_init (&rep) == -1)
       continue;
-    if (ask_info (path, left < CTL_HOLDER_TIMEOUT_MS ? (int) left
-                  : CTL_HOLDER_TIMEOUT_MS, &rep) == 0)
+    if (ask_info (path, left < IMAGE_INSTANCE_TIMEOUT_MS ? (int) left
+                  : IMAGE_INSTANCE_TIMEOUT_MS, &rep) == 0)
       found = holder_of (&rep, dev, ino, name, name_size, pid);
     ctl_msg_free (&rep);
   }

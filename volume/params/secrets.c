@@ -14,8 +14,9 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../crypto/secmem.h"
-#include "dmcrypt.h"
+#include "../../crypto/secmem.h"
+#include "../../table/crypt_table.h"
+#include "params.h"
 
 enum { KEY_FILE_MAX = 8192 };    /* bytes of hex: 4 KiB keys at most */
 
@@ -41,36 +42,36 @@ read_secret (const char *key, const char *value, size_t *size)
 }
 
 int
-secret_passphrase (const char *value)
+secret_passphrase (struct dmcrypt_params *p, const char *value)
 {
-  if (params.passphrase) {
+  if (p->passphrase) {
     nbdkit_error ("passphrase given more than once");
     return -1;
   }
   /* "passphrase=pw.txt" most likely meant the file: remembered for the
    * error when no keyslot takes it. */
   if (!is_password_form (value) && access (value, F_OK) == 0
-      && (params.passphrase_file_hint = strdup (value)) == NULL) {
+      && (p->passphrase_file_hint = strdup (value)) == NULL) {
     nbdkit_error ("strdup: %m");
     return -1;
   }
-  params.passphrase = read_secret ("passphrase", value,
-                                   &params.passphrase_size);
-  return params.passphrase ? 0 : -1;
+  p->passphrase = read_secret ("passphrase", value,
+                                   &p->passphrase_size);
+  return p->passphrase ? 0 : -1;
 }
 
 int
-secret_table (const char *value)
+secret_table (struct dmcrypt_params *p, const char *value)
 {
   size_t size;
 
-  if (params.table) {
+  if (p->table) {
     nbdkit_error ("table given more than once");
     return -1;
   }
   /* A table line starts with its start sector, never with + or -. */
-  params.table = read_secret ("table", value, &size);
-  return params.table ? 0 : -1;
+  p->table = read_secret ("table", value, &size);
+  return p->table ? 0 : -1;
 }
 
 /* key=+FILE: the hex key in a file, as dmsetup users keep it; white
@@ -135,14 +136,14 @@ read_key_text (const char *value, size_t *size)
 }
 
 int
-secret_key (const char *value)
+secret_key (struct dmcrypt_params *p, const char *value)
 {
   char *text = NULL;
   const char *digits = value;
   size_t text_size = 0;
   int r = -1;
 
-  if (params.key) {
+  if (p->key) {
     nbdkit_error ("key given more than once");
     return -1;
   }
@@ -153,7 +154,7 @@ secret_key (const char *value)
     while (isspace ((unsigned char) *digits))
       digits++;
   }
-  if (hex_decode (digits, &params.key, &params.key_size) == -1)
+  if (hex_decode (digits, &p->key, &p->key_size) == -1)
     nbdkit_error ("key: %s", errno == ENOMEM ? strerror (errno)
                   : "not hex digits, two per key byte");
   else

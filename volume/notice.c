@@ -8,7 +8,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "dmcrypt.h"
+#include "internal.h"
 
 void
 dmcrypt_notice (const char *fmt, ...)

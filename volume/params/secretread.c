@@ -17,8 +17,8 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../crypto/secmem.h"
-#include "dmcrypt.h"
+#include "../../crypto/secmem.h"
+#include "params.h"
 
 enum { SECRET_MAX = 64 * 1024 };   /* bytes of a line, tables included */
 

@@ -1,5 +1,5 @@
 /* The volume's device-mapper mapping (dm/dm.h), made once the table is
- * known, and what the core asks of the plugin for it: the image's
+ * known, and what the core asks of the volume for it: the image's
  * identity for reloads, its locks, and a hold that notices nbdkit
  * shutting down. */
 #include <errno.h>
@@ -15,43 +15,39 @@
 #include <nbdkit-plugin.h>
 
 #include "../backend/kseries.h"
-#include "dmcrypt.h"
+#include "internal.h"
 
 #define HOLD_POLL_NS 5000000         /* a held request looks every 5 ms */
-
-/* dmcrypt.c's -D dmcrypt.* flags. */
-extern int dmcrypt_debug_queue, dmcrypt_debug_writeout, dmcrypt_debug_workers;
-
-static struct stat image;            /* the backing file, as opened */
-static char device_field[PATH_MAX];
 
 /* FIELD names our image: "major:minor" of the block device, or a path
  * to the same block device or file. */
 static bool
 same_device (void *arg, const char *field)
 {
+  const struct dmcrypt_volume *v = arg;
+  const struct stat *image = &v->image_st;
   unsigned maj, min;
   char extra;
   struct stat st;
 
-  (void) arg;
-  if (volume_image_file () == NULL)
+  if (volume_image_file (v) == NULL)
     return false;                    /* only the label itself */
   if (sscanf (field, "%u:%u%c", &maj, &min, &extra) == 2)
-    return S_ISBLK (image.st_mode) && makedev (maj, min) == image.st_rdev;
+    return S_ISBLK (image->st_mode) && makedev (maj, min) == image->st_rdev;
   if (stat (field, &st) == -1)
     return false;
   if (S_ISBLK (st.st_mode))
-    return S_ISBLK (image.st_mode) && st.st_rdev == image.st_rdev;
-  return S_ISREG (image.st_mode) && st.st_dev == image.st_dev
-    && st.st_ino == image.st_ino;
+    return S_ISBLK (image->st_mode) && st.st_rdev == image->st_rdev;
+  return S_ISREG (image->st_mode) && st.st_dev == image->st_dev
+    && st.st_ino == image->st_ino;
 }
 
 static int
 locks_follow (void *arg, bool writable, char *why, size_t size)
 {
-  (void) arg;
-  return image_locks_follow (writable, why, size);
+  struct dmcrypt_volume *v = arg;
+
+  return image_locks_follow (&v->locks, writable, why, size);
 }
 
 /* nbdkit_nanosleep fails when the server shuts down or the client goes
@@ -64,25 +60,26 @@ hold (void *arg)
 }
 
 static int
-name_device (void)
+name_device (struct dmcrypt_volume *v)
 {
-  const char *file = volume_image_file ();
-  char *abs;
+  const char *file = volume_image_file (v);
+  char *field = v->device_field, *abs;
+  size_t size = sizeof v->device_field;
 
   if (file == NULL) {
-    snprintf (device_field, sizeof device_field, "%s", volume.image);
+    snprintf (field, size, "%s", v->image);
     return 0;
   }
-  if (stat (file, &image) == -1) {
+  if (stat (file, &v->image_st) == -1) {
     nbdkit_error ("stat: %s: %m", file);
     return -1;
   }
-  if (S_ISBLK (image.st_mode))
-    snprintf (device_field, sizeof device_field, "%u:%u",
-              major (image.st_rdev), minor (image.st_rdev));
+  if (S_ISBLK (v->image_st.st_mode))
+    snprintf (field, size, "%u:%u", major (v->image_st.st_rdev),
+              minor (v->image_st.st_rdev));
   else {
     abs = realpath (file, NULL);
-    snprintf (device_field, sizeof device_field, "%s", abs ? abs : file);
+    snprintf (field, size, "%s", abs ? abs : file);
     free (abs);
   }
   return 0;
@@ -91,9 +88,9 @@ name_device (void)
 /* scheduler= when none is given: under kernel=4.0 and 6.1 the kernel's
  * own dmcrypt_write (rbtree); else the mapping's default (sorted). */
 static const char *
-default_scheduler (void)
+default_scheduler (const struct dmcrypt_params *p)
 {
-  if (params.kernel == KSERIES_4_0 || params.kernel == KSERIES_6_1)
+  if (p->kernel == KSERIES_4_0 || p->kernel == KSERIES_6_1)
     return "rbtree";
   return NULL;
 }
@@ -113,58 +110,51 @@ note_chunk_size (const char *key, uint64_t bytes, unsigned sector_size)
 }
 
 int
-mapping_open (void)
+mapping_open (struct dmcrypt_volume *v)
 {
+  const struct dmcrypt_params *p = &v->params;
   struct dm_host host = {
-    .backend = volume.backend, .device = device_field,
+    .backend = v->backend, .device = v->device_field,
     .same_device = same_device, .locks_follow = locks_follow,
-    .hold = hold, .server_readonly = volume.server_readonly,
-    .cipher_library = params.cipher_library,
+    .hold = hold, .arg = v, .server_readonly = v->server_readonly,
+    .cipher_library = p->cipher_library,
     .engine = {
-      .max_read_size = params.max_read_size,
-      .max_write_size = params.max_write_size,
-      .max_inflight = params.max_inflight,
-      .max_write_rounds = params.max_write_rounds,
-      .offload_all = params.caller_crypt == TRI_FALSE,
-      .kernel = params.kernel,
-      .kcryptd_io = params.kcryptd_io,
-      .kernel_writer = params.scheduler != NULL,
-      .debug = (dmcrypt_debug_queue ? ENGINE_DEBUG_QUEUE : 0)
-               | (dmcrypt_debug_writeout ? ENGINE_DEBUG_WRITEOUT : 0)
-               | (dmcrypt_debug_workers ? ENGINE_DEBUG_WORKERS : 0),
+      .max_read_size = p->max_read_size,
+      .max_write_size = p->max_write_size,
+      .max_inflight = p->max_inflight,
+      .max_write_rounds = p->max_write_rounds,
+      .offload_all = p->caller_crypt == TRI_FALSE,
+      .kernel = p->kernel,
+      .kcryptd_io = p->kcryptd_io,
+      .kernel_writer = p->scheduler != NULL,
+      .debug = p->engine_debug,
     },
   };
   struct dm_tunables tun = {
-    .scheduler = params.scheduler ? params.scheduler
-      : default_scheduler (), .set_workers = true,
-    .workers = params.workers,
+    .scheduler = p->scheduler ? p->scheduler
+      : default_scheduler (p), .set_workers = true,
+    .workers = p->workers,
   };
   struct dm_err err = { .errnum = 0 };
 
-  note_chunk_size ("max-read-size", params.max_read_size,
-                   volume.table.sector_size);
-  note_chunk_size ("max-write-size", params.max_write_size,
-                   volume.table.sector_size);
-  if (name_device () == -1)
+  note_chunk_size ("max-read-size", p->max_read_size,
+                   v->table.sector_size);
+  note_chunk_size ("max-write-size", p->max_write_size,
+                   v->table.sector_size);
+  if (name_device (v) == -1)
     return -1;
-  volume.dm = dm_new (&host, &volume.table, params.readonly, &tun, &err);
-  if (volume.dm == NULL) {
+  v->dm = dm_new (&host, &v->table, p->readonly, &tun, &err);
+  if (v->dm == NULL) {
     /* A table the cipher or engine refused was reported already. */
     if (err.errnum != EINVAL)
       nbdkit_error ("%s", err.msg);
     return -1;
   }
-  if (volume.luks.segments.count
-      && dm_set_segments (volume.dm, &volume.luks.segments,
-                          volume.backend->size, &err) == -1) {
-    nbdkit_error ("%s: %s", volume.image, err.msg);
+  if (v->luks.segments.count
+      && dm_set_segments (v->dm, &v->luks.segments,
+                          v->backend->size, &err) == -1) {
+    nbdkit_error ("%s: %s", v->image, err.msg);
     return -1;
   }
   return 0;
-}
-
-const char *
-mapping_device (void)
-{
-  return device_field;
 }

@@ -13,13 +13,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "dmcrypt.h"
-
-int config_numeric (const char *key, const char *value);
-int config_number (const char *key, const char *value, uint64_t min,
-                   uint64_t max, uint64_t *dst);
-int config_size (const char *key, const char *value, uint64_t min,
-                 const char *min_words, uint64_t *dst);
+#include "params.h"
 
 /* VALUE as nbdkit 1.32 reads a whole number (server/public.c): blanks
  * first, no minus sign, then strtoull in base 0 (decimal, 0x hex,
@@ -147,7 +141,7 @@ set_power_of_two (const char *key, const char *value, unsigned *dst)
 /* A time scale: a positive number, fractions allowed (0.5: half as
  * fast as the real device). */
 static int
-set_speed (const char *value)
+set_speed (struct dmcrypt_params *p, const char *value)
 {
   char *end;
   double v;
@@ -159,22 +153,8 @@ set_speed (const char *value)
                   value);
     return -1;
   }
-  params.device_speed = v;
+  p->device_speed = v;
   return 0;
-}
-
-/* dm's spellings (allow_discards) and cryptsetup's (key_size) are the
- * usual slips: ours, when KEY is one of them. */
-const char *
-dmcrypt_param_respelt (const char *key, char *alt, size_t size)
-{
-  size_t i;
-
-  snprintf (alt, size, "%s", key);
-  for (i = 0; alt[i]; i++)
-    if (alt[i] == '_')
-      alt[i] = '-';
-  return strcmp (alt, key) != 0 && dmcrypt_is_param_name (alt) ? alt : NULL;
 }
 
 static void
@@ -182,7 +162,7 @@ unknown_key (const char *key)
 {
   char alt[64];
 
-  if (dmcrypt_param_respelt (key, alt, sizeof alt))
+  if (params_respelt (key, alt, sizeof alt))
     nbdkit_error ("unknown parameter '%s': did you mean '%s'?", key, alt);
   else
     nbdkit_error ("unknown parameter '%s' (nbdkit dmcrypt --help lists "
@@ -190,47 +170,48 @@ unknown_key (const char *key)
 }
 
 int
-config_numeric (const char *key, const char *value)
+config_numeric (struct dmcrypt_params *p, const char *key,
+                const char *value)
 {
   uint64_t n;
 
   if (strcmp (key, "veracrypt-pim") == 0)
-    return set_unsigned (key, value, &params.veracrypt_pim, 0, UINT_MAX);
+    return set_unsigned (key, value, &p->veracrypt_pim, 0, UINT_MAX);
   else if (strcmp (key, "keyfile-offset") == 0)
-    return config_number (key, value, 0, UINT64_MAX, &params.keyfile_offset);
+    return config_number (key, value, 0, UINT64_MAX, &p->keyfile_offset);
   else if (strcmp (key, "keyfile-size") == 0)
-    return config_number (key, value, 0, UINT64_MAX, &params.keyfile_size);
+    return config_number (key, value, 0, UINT64_MAX, &p->keyfile_size);
   else if (strcmp (key, "key-slot") == 0) {
     if (config_number (key, value, 0, INT_MAX, &n) == -1)
       return -1;
-    params.key_slot = n;
+    p->key_slot = n;
     return 0;
   }
   else if (strcmp (key, "sector-size") == 0)
-    return set_unsigned (key, value, &params.sector_size, 0, UINT_MAX);
+    return set_unsigned (key, value, &p->sector_size, 0, UINT_MAX);
   else if (strcmp (key, "min-block-size") == 0) {
     if (strcmp (value, "sector") == 0) {
-      params.min_block_size = MIN_BLOCK_SECTOR;
+      p->min_block_size = MIN_BLOCK_SECTOR;
       return 0;
     }
-    return set_power_of_two (key, value, &params.min_block_size);
+    return set_power_of_two (key, value, &p->min_block_size);
   }
   else if (strcmp (key, "workers") == 0)
-    return set_unsigned (key, value, &params.workers, 1, 1024);
+    return set_unsigned (key, value, &p->workers, 1, 1024);
   else if (strcmp (key, "max-write-rounds") == 0)
-    return set_unsigned (key, value, &params.max_write_rounds, 0, 1024);
+    return set_unsigned (key, value, &p->max_write_rounds, 0, 1024);
   else if (strcmp (key, "nr-requests") == 0)
-    return set_unsigned (key, value, &params.nr_requests, 1, 65536);
+    return set_unsigned (key, value, &p->nr_requests, 1, 65536);
   else if (strcmp (key, "device-speed") == 0)
-    return set_speed (value);
+    return set_speed (p, value);
   else if (strcmp (key, "hz") == 0)
-    return set_unsigned (key, value, &params.hz, 24, 10000);
+    return set_unsigned (key, value, &p->hz, 24, 10000);
   else if (strcmp (key, "key-size") == 0) {
-    if (set_unsigned (key, value, &params.key_bits, 8, 8192) == -1)
+    if (set_unsigned (key, value, &p->key_bits, 8, 8192) == -1)
       return -1;
-    if (params.key_bits % 8) {
+    if (p->key_bits % 8) {
       nbdkit_error ("key-size: %u bits is not a whole number of bytes",
-                    params.key_bits);
+                    p->key_bits);
       return -1;
     }
     return 0;

@@ -18,10 +18,6 @@ struct image_lock
   struct stat st;
 };
 
-/* holder.c */
-void image_lock_find_holder (const struct stat *st, int fd, bool exclusive,
-                             struct image_lock_holder *holder);
-
 static int
 ofd_lock (int fd, bool exclusive)
 {

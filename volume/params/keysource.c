@@ -6,9 +6,10 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../crypto/secmem.h"
-#include "../luks/plain.h"
-#include "dmcrypt.h"
+#include "../../crypto/secmem.h"
+#include "../../luks/plain.h"
+#include "../../backend/kseries.h"
+#include "params.h"
 
 /* A combination the parameters must not be in, and what to say. */
 struct rule
@@ -31,38 +32,38 @@ first_broken (const struct rule *rules, size_t n)
 }
 
 static int
-check_plain (void)
+check_plain (const struct dmcrypt_params *p)
 {
-  int sources = !!params.table + !!params.key + !!params.keyfile
-    + !!params.passphrase;
-  bool geometry = params.cipher || params.have_offset
-    || params.have_iv_offset || params.sector_size || params.hash
-    || params.key_bits;
+  int sources = !!p->table + !!p->key + !!p->keyfile
+    + !!p->passphrase;
+  bool geometry = p->cipher || p->have_offset
+    || p->have_iv_offset || p->sector_size || p->hash
+    || p->key_bits;
   const struct rule rules[] = {
-    { params.header || params.key_slot >= 0,
+    { p->header || p->key_slot >= 0,
       "key-slot and header are for LUKS, not type=plain" },
-    { params.table && (sources > 1 || geometry),
+    { p->table && (sources > 1 || geometry),
       "table= already holds cipher, key, offsets and sector size: give "
       "either table= or cipher= with a key" },
     { sources == 0,
       "type=plain needs a key: table=, key=, key-file= or passphrase=" },
     { sources > 1, "give one plain-mode key: key=, key-file= or "
       "passphrase=" },
-    { params.key && !params.cipher, "key= needs cipher= (or a whole "
+    { p->key && !p->cipher, "key= needs cipher= (or a whole "
       "table=)" },
-    { params.hash && !params.passphrase, "hash= is for passphrase=: a "
+    { p->hash && !p->passphrase, "hash= is for passphrase=: a "
       "plain key= or key-file= is never hashed" },
-    { params.keyfile_size, "keyfile-size: a plain key file is read for "
+    { p->keyfile_size, "keyfile-size: a plain key file is read for "
       "exactly key-size bits (use key-size=)" },
-    { params.keyfile_offset && !params.keyfile,
+    { p->keyfile_offset && !p->keyfile,
       "keyfile-offset needs key-file=" },
   };
 
   if (first_broken (rules, sizeof rules / sizeof rules[0]) == -1)
     return -1;
-  if (params.key && params.key_bits && params.key_bits != params.key_size * 8) {
-    nbdkit_error ("key-size=%u but key= holds %zu bits", params.key_bits,
-                  params.key_size * 8);
+  if (p->key && p->key_bits && p->key_bits != p->key_size * 8) {
+    nbdkit_error ("key-size=%u but key= holds %zu bits", p->key_bits,
+                  p->key_size * 8);
     return -1;
   }
   return 0;
@@ -71,17 +72,17 @@ check_plain (void)
 /* TrueCrypt/VeraCrypt: a passphrase, key files, or both; an absent
  * passphrase is an empty one. */
 static int
-check_tcrypt (void)
+check_tcrypt (const struct dmcrypt_params *p)
 {
   const struct rule rules[] = {
-    { params.header || params.key_slot >= 0,
+    { p->header || p->key_slot >= 0,
       "key-slot and header are for LUKS, not type=tcrypt" },
-    { params.keyfile_offset || params.keyfile_size,
+    { p->keyfile_offset || p->keyfile_size,
       "keyfile-offset and keyfile-size are for LUKS and plain key files; "
       "TCRYPT key files are read whole" },
-    { params.table || params.key || params.cipher || params.have_offset
-      || params.have_iv_offset || params.sector_size || params.hash
-      || params.key_bits,
+    { p->table || p->key || p->cipher || p->have_offset
+      || p->have_iv_offset || p->sector_size || p->hash
+      || p->key_bits,
       "table, key, cipher, offset, iv-offset, sector-size, hash and "
       "key-size are for type=plain; a TCRYPT header holds them" },
   };
@@ -91,15 +92,15 @@ check_tcrypt (void)
 
 /* Options of one format given for another. */
 static int
-check_format_options (void)
+check_format_options (const struct dmcrypt_params *p)
 {
-  bool tcrypt = params.type == VT_TCRYPT;
+  bool tcrypt = p->type == VT_TCRYPT;
   const struct rule rules[] = {
-    { !tcrypt && params.keyfiles_count > 1,
+    { !tcrypt && p->keyfiles_count > 1,
       "keyfile given more than once (only type=tcrypt takes several)" },
-    { !tcrypt && (params.tcrypt_hidden || params.tcrypt_system
-                  || params.tcrypt_backup || params.veracrypt_pim
-                  || params.tcrypt_hash),
+    { !tcrypt && (p->tcrypt_hidden || p->tcrypt_system
+                  || p->tcrypt_backup || p->veracrypt_pim
+                  || p->tcrypt_hash),
       "tcrypt-hidden, tcrypt-system, tcrypt-backup, veracrypt-pim and "
       "tcrypt-hash need type=tcrypt" },
   };
@@ -108,67 +109,81 @@ check_format_options (void)
 }
 
 static int
-check_luks (void)
+check_luks (const struct dmcrypt_params *p)
 {
   const struct rule rules[] = {
-    { params.key && !params.type_given,
+    { p->key && !p->type_given,
       "key= needs cipher= (or table=) for a plain mapping" },
-    { params.table || params.key || params.have_offset
-      || params.have_iv_offset || params.sector_size || params.hash
-      || params.key_bits,
+    { p->table || p->key || p->have_offset
+      || p->have_iv_offset || p->sector_size || p->hash
+      || p->key_bits,
       "table, key, offset, iv-offset, sector-size, hash and key-size are "
       "for type=plain; a LUKS header holds them" },
-    { (params.passphrase != NULL) == (params.keyfile != NULL),
+    { (p->passphrase != NULL) == (p->keyfile != NULL),
       "LUKS needs exactly one of passphrase= or keyfile=" },
-    { (params.keyfile_offset || params.keyfile_size) && !params.keyfile,
+    { (p->keyfile_offset || p->keyfile_size) && !p->keyfile,
       "keyfile-offset and keyfile-size need keyfile=" },
   };
 
   return first_broken (rules, sizeof rules / sizeof rules[0]);
 }
 
-int
-check_key_combinations (bool plain)
+bool
+params_plain (struct dmcrypt_params *p)
 {
-  if (params.file == NULL && !volume.filter) {
+  if (p->type == VT_UNSET)
+    p->type = (p->table || p->cipher) ? VT_PLAIN : VT_LUKS;
+  return p->type == VT_PLAIN;
+}
+
+int
+params_check (struct dmcrypt_params *p, bool need_file)
+{
+  bool plain = params_plain (p);
+
+  if (p->kcryptd_io != TRI_UNSET && p->kernel == KSERIES_NONE) {
+    nbdkit_error ("kcryptd-io: needs kernel= (a kernel series' thread)");
+    return -1;
+  }
+  if (p->file == NULL && need_file) {
     nbdkit_error ("file parameter is required (the image to open)");
     return -1;
   }
-  if (check_format_options () == -1)
+  if (check_format_options (p) == -1)
     return -1;
-  if (params.type == VT_TCRYPT)
-    return check_tcrypt ();
-  return plain ? check_plain () : check_luks ();
+  if (p->type == VT_TCRYPT)
+    return check_tcrypt (p);
+  return plain ? check_plain (p) : check_luks (p);
 }
 
 /* cryptsetup's plain-mode defaults apply where it would apply them:
  * a passphrase or key file with no cipher. */
 int
-plain_key_derive (void)
+plain_key_derive (struct dmcrypt_params *p)
 {
-  size_t key_size = (params.key_bits ? params.key_bits
+  size_t key_size = (p->key_bits ? p->key_bits
                      : PLAIN_DEFAULT_KEY_BITS) / 8;
   int r;
 
-  if (params.table || params.key)
+  if (p->table || p->key)
     return 0;
-  if (params.cipher == NULL
-      && (params.cipher = strdup (PLAIN_DEFAULT_CIPHER)) == NULL) {
+  if (p->cipher == NULL
+      && (p->cipher = strdup (PLAIN_DEFAULT_CIPHER)) == NULL) {
     nbdkit_error ("strdup: %m");
     return -1;
   }
-  if (params.keyfile)
-    r = plain_key_from_file (params.keyfile, params.keyfile_offset,
-                             key_size, &params.key);
+  if (p->keyfile)
+    r = plain_key_from_file (p->keyfile, p->keyfile_offset,
+                             key_size, &p->key);
   else {
-    r = plain_key_from_passphrase (params.hash ? params.hash
+    r = plain_key_from_passphrase (p->hash ? p->hash
                                    : PLAIN_DEFAULT_HASH, key_size,
-                                   params.passphrase,
-                                   params.passphrase_size, &params.key);
-    secmem_free (params.passphrase, params.passphrase_size + 1);
-    params.passphrase = NULL;
+                                   p->passphrase,
+                                   p->passphrase_size, &p->key);
+    secmem_free (p->passphrase, p->passphrase_size + 1);
+    p->passphrase = NULL;
   }
   if (r == 0)
-    params.key_size = key_size;
+    p->key_size = key_size;
   return r;
 }

@@ -17,9 +17,8 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "../control/registry.h"
+#include "../../control/registry.h"
 #include "ctlsock.h"
-#include "dmcrypt.h"
 
 #define LISTEN_BACKLOG  16
 #define MAX_NAME_SUFFIX 99          /* NAME-2 .. NAME-99 for defaults */
@@ -27,9 +26,8 @@
 /* The image's file name without its extension, in the characters a
  * name may hold. */
 static void
-default_name (char *name, size_t size)
+default_name (const char *file, char *name, size_t size)
 {
-  const char *file = volume_image_file ();
   char *copy = file ? strdup (file) : NULL, *base, *dot;
   size_t i;
 
@@ -46,19 +44,19 @@ default_name (char *name, size_t size)
 }
 
 static int
-choose_name (struct ctl_socket *s)
+choose_name (struct ctl_socket *s, const struct ctl_socket_want *w)
 {
-  if (params.name == NULL) {
-    default_name (s->name, sizeof s->name);
+  if (w->name == NULL) {
+    default_name (w->image_file, s->name, sizeof s->name);
     return 0;
   }
-  if (!ctl_name_valid (params.name)) {
+  if (!ctl_name_valid (w->name)) {
     nbdkit_error ("name: '%s' is not a valid volume name (1 to %d "
                   "printable characters, no '/', no spaces, not "
-                  "starting with '.')", params.name, CTL_MAX_NAME);
+                  "starting with '.')", w->name, CTL_MAX_NAME);
     return -1;
   }
-  snprintf (s->name, sizeof s->name, "%s", params.name);
+  snprintf (s->name, sizeof s->name, "%s", w->name);
   return 0;
 }
 
@@ -156,7 +154,7 @@ claim_name (struct ctl_socket *s, const char *dir, char *holder, size_t size)
 /* For a default name, the first free of NAME, NAME-2, NAME-3...; name=
  * must be free itself.  Returns 0, or -1 after nbdkit_error. */
 static int
-pick_name (struct ctl_socket *s, const char *dir)
+pick_name (struct ctl_socket *s, const char *dir, bool given)
 {
   char base[CTL_MAX_NAME + 1], holder[CTL_PATH_MAX];
   int n;
@@ -168,7 +166,7 @@ pick_name (struct ctl_socket *s, const char *dir)
                 n);
     if (claim_name (s, dir, holder, sizeof holder) == 0)
       return 0;
-    if (errno != EADDRINUSE || params.name)
+    if (errno != EADDRINUSE || given)
       break;
   }
   if (errno == EADDRINUSE)
@@ -180,17 +178,17 @@ pick_name (struct ctl_socket *s, const char *dir)
 /* control=PATH, made absolute so that unlinking it at exit works after
  * nbdkit's chdir, and so that the registry's symlink points at it. */
 static int
-bind_explicit (struct ctl_socket *s)
+bind_explicit (struct ctl_socket *s, const char *control)
 {
   char cwd[CTL_PATH_MAX];
   int n;
 
-  if (params.control[0] != '/' && getcwd (cwd, sizeof cwd))
-    n = snprintf (s->path, sizeof s->path, "%s/%s", cwd, params.control);
+  if (control[0] != '/' && getcwd (cwd, sizeof cwd))
+    n = snprintf (s->path, sizeof s->path, "%s/%s", cwd, control);
   else
-    n = snprintf (s->path, sizeof s->path, "%s", params.control);
+    n = snprintf (s->path, sizeof s->path, "%s", control);
   if (n < 0 || (size_t) n >= sizeof s->path) {
-    nbdkit_error ("control: socket path %s is too long", params.control);
+    nbdkit_error ("control: socket path %s is too long", control);
     return -1;
   }
   if ((s->fd = bind_replacing_stale (s->path)) == -1)
@@ -226,12 +224,15 @@ add_entry (struct ctl_socket *s)
 
 /* With the registry (and the socket's directory) locked. */
 static int
-bind_and_register (struct ctl_socket *s, const char *dir)
+bind_and_register (struct ctl_socket *s, const struct ctl_socket_want *w,
+                   const char *dir)
 {
+  bool given = w->name != NULL;
   struct stat st;
 
-  if (params.control ? pick_name (s, NULL) == -1 || bind_explicit (s) == -1
-      : pick_name (s, dir) == -1)
+  if (w->control ? pick_name (s, NULL, given) == -1
+      || bind_explicit (s, w->control) == -1
+      : pick_name (s, dir, given) == -1)
     return -1;
   if (chmod (s->path, 0600) == -1 || listen (s->fd, LISTEN_BACKLOG) == -1
       || stat (s->path, &st) == -1) {
@@ -251,12 +252,12 @@ bind_and_register (struct ctl_socket *s, const char *dir)
 }
 
 static int
-choose_dir (char *dir, size_t size)
+choose_dir (const char *control, char *dir, size_t size)
 {
   char why[512], *copy;
 
-  if (params.control) {
-    if ((copy = strdup (params.control)) == NULL) {
+  if (control) {
+    if ((copy = strdup (control)) == NULL) {
       nbdkit_error ("strdup: %m");
       return -1;
     }
@@ -282,13 +283,13 @@ same_file (const char *a, const char *b)
 }
 
 int
-ctlsock_open (struct ctl_socket *s)
+ctlsock_open (struct ctl_socket *s, const struct ctl_socket_want *w)
 {
   char dir[CTL_PATH_MAX], why[512];
   int registry_lock, dir_lock = -1, r;
 
   s->fd = -1;
-  if (choose_name (s) == -1)
+  if (choose_name (s, w) == -1)
     return -1;
   if (ctl_registry_server_dir (s->registry, sizeof s->registry, why,
                                sizeof why) == -1) {
@@ -296,7 +297,7 @@ ctlsock_open (struct ctl_socket *s)
                   CTL_RUNTIME_ENV " to a directory of yours", why);
     return -1;
   }
-  if (choose_dir (dir, sizeof dir) == -1)
+  if (choose_dir (w->control, dir, sizeof dir) == -1)
     return -1;
   if ((registry_lock = ctl_dir_lock (s->registry, true)) == -1) {
     nbdkit_error ("control: %s: %m", s->registry);
@@ -306,7 +307,7 @@ ctlsock_open (struct ctl_socket *s)
   if (!same_file (dir, s->registry))
     dir_lock = ctl_dir_lock (dir, true);
   ctl_registry_sweep (s->registry);
-  r = bind_and_register (s, dir);
+  r = bind_and_register (s, w, dir);
   ctl_dir_unlock (dir_lock);
   ctl_dir_unlock (registry_lock);
   if (r == 0)

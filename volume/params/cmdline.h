@@ -1,6 +1,6 @@
 /* Reading nbdkit's own command line (cmdline.c says why). */
-#ifndef DMCRYPT_PLUGIN_CMDLINE_H
-#define DMCRYPT_PLUGIN_CMDLINE_H
+#ifndef DMCRYPT_VOLUME_CMDLINE_H
+#define DMCRYPT_VOLUME_CMDLINE_H
 
 #include <stdbool.h>
 
@@ -37,4 +37,4 @@ int cmdline_proc_facts (struct cmdline_facts *facts);
 
 void cmdline_facts_free (struct cmdline_facts *facts);
 
-#endif /* DMCRYPT_PLUGIN_CMDLINE_H */
+#endif /* DMCRYPT_VOLUME_CMDLINE_H */

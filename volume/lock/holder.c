@@ -14,9 +14,6 @@
 
 #include "lock.h"
 
-void image_lock_find_holder (const struct stat *st, int fd, bool exclusive,
-                             struct image_lock_holder *holder);
-
 /* Does one fdinfo file list a lock on the inode named by ID
  * ("MAJ:MIN:INO" as the kernel prints it)? */
 static bool

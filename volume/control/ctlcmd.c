@@ -1,5 +1,5 @@
 /* Answers control requests: the data behind dmcryptctl's info, table,
- * status, and the commands that change the volume.  Presentation is the
+ * status, and the commands that change the v->  Presentation is the
  * tool's job; this file sends raw fields (docs/control.md). */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,46 +12,42 @@
 #include <nbdkit-plugin.h>
 
 #include "control.h"
-#include "dmcrypt.h"
 
 #define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
 
-/* What ctl_find_image_holder (control/holder.h) compares: another
+/* What image_lock_find_instance (lock/lock.h) compares: another
  * instance finding the image locked asks who holds it. */
-static struct
-{
-  bool known;
-  struct stat st;
-} image;
-
 void
-ctlcmd_init (void)
+ctlcmd_init (struct volume_control *c)
 {
-  image.known = volume_image_file ()
-    && stat (volume_image_file (), &image.st) == 0;
+  const char *file = volume_image_file (c->volume);
+
+  c->image_known = file && stat (file, &c->image_st) == 0;
 }
 
 static void
-add_image_identity (struct ctl_message *rep)
+add_image_identity (const struct volume_control *c, struct ctl_message *rep)
 {
-  if (!image.known)
+  const struct stat *st = &c->image_st;
+
+  if (!c->image_known)
     return;
-  ctl_addf (rep, "image_dev", "%" PRIu64, (uint64_t) image.st.st_dev);
-  ctl_addf (rep, "image_ino", "%" PRIu64, (uint64_t) image.st.st_ino);
-  ctl_addf (rep, "image_rdev", "%" PRIu64, S_ISBLK (image.st.st_mode)
-            ? (uint64_t) image.st.st_rdev : (uint64_t) 0);
+  ctl_addf (rep, "image_dev", "%" PRIu64, (uint64_t) st->st_dev);
+  ctl_addf (rep, "image_ino", "%" PRIu64, (uint64_t) st->st_ino);
+  ctl_addf (rep, "image_rdev", "%" PRIu64, S_ISBLK (st->st_mode)
+            ? (uint64_t) st->st_rdev : (uint64_t) 0);
 }
 
 static const char *
-volume_type (void)
+volume_type (const struct dmcrypt_volume *v)
 {
-  if (!volume.is_luks)
+  if (!v->is_luks)
     return "plain";
-  if (strcmp (volume.luks.type, "TCRYPT") == 0)
+  if (strcmp (v->luks.type, "TCRYPT") == 0)
     return "tcrypt";
-  if (volume.luks.version == 0)
-    return strcmp (volume.luks.type, "BITLK") == 0 ? "bitlk" : "fvault2";
-  return volume.luks.version == 1 ? "luks1" : "luks2";
+  if (v->luks.version == 0)
+    return strcmp (v->luks.type, "BITLK") == 0 ? "bitlk" : "fvault2";
+  return v->luks.version == 1 ? "luks1" : "luks2";
 }
 
 /* cryptsetup's UUID of an active device: CRYPT-<type>-<uuid without
@@ -59,52 +55,53 @@ volume_type (void)
  * CRYPT-BITLK-<name> for BitLocker.
  * Plain volumes have none, as after dmsetup create. */
 static void
-add_uuid (struct ctl_message *rep)
+add_uuid (const struct volume_control *c, struct ctl_message *rep)
 {
-  char hex[sizeof volume.luks.uuid];
+  const struct dmcrypt_volume *v = c->volume;
+  char hex[sizeof v->luks.uuid];
   size_t i, n = 0;
 
-  if (!volume.is_luks)
+  if (!v->is_luks)
     return;
-  for (i = 0; volume.luks.uuid[i] && n + 1 < sizeof hex; i++)
-    if (volume.luks.uuid[i] != '-')
-      hex[n++] = volume.luks.uuid[i];
+  for (i = 0; v->luks.uuid[i] && n + 1 < sizeof hex; i++)
+    if (v->luks.uuid[i] != '-')
+      hex[n++] = v->luks.uuid[i];
   hex[n] = '\0';
   /* TCRYPT headers have no UUID, and cryptsetup 2.6 activates
    * BitLocker without the volume's GUID: CRYPT-<type>-<name>. */
-  if (n == 0 || strcmp (volume.luks.type, "BITLK") == 0)
-    ctl_addf (rep, "uuid", "CRYPT-%s-%s", volume.luks.type, control_name ());
+  if (n == 0 || strcmp (v->luks.type, "BITLK") == 0)
+    ctl_addf (rep, "uuid", "CRYPT-%s-%s", v->luks.type, c->sock.name);
   else
-    ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", volume.luks.type, hex,
-              control_name ());
+    ctl_addf (rep, "uuid", "CRYPT-%s-%s-%s", v->luks.type, hex,
+              c->sock.name);
 }
 
 /* The keyslot that opened and those in use ("0,1"), for info -o
  * keyslot,keyslots; LUKS only: FileVault2 and plain have none. */
 static void
-add_key_slots (struct ctl_message *rep)
+add_key_slots (const struct dmcrypt_volume *v, struct ctl_message *rep)
 {
   char list[LUKS_KEY_SLOT_LIST_SIZE];
 
-  if (!volume.is_luks || volume.luks.version == 0)
+  if (!v->is_luks || v->luks.version == 0)
     return;
-  luks_key_slot_list (volume.luks.key_slots, ",", list, sizeof list);
-  ctl_addf (rep, "key_slot", "%d", volume.luks.key_slot);
+  luks_key_slot_list (v->luks.key_slots, ",", list, sizeof list);
+  ctl_addf (rep, "key_slot", "%d", v->luks.key_slot);
   ctl_add (rep, "key_slots", list);
 }
 
 static int
-cmd_info (const struct ctl_message *req, struct ctl_message *rep)
+cmd_info (const struct volume_control *c, struct ctl_message *rep)
 {
+  const struct dmcrypt_volume *v = c->volume;
   struct dm_state s;
 
-  (void) req;
-  dm_get_state (volume.dm, &s);
-  ctl_add (rep, "name", control_name ());
-  ctl_add (rep, "type", volume_type ());
-  ctl_add (rep, "image", volume.image);
-  add_uuid (rep);
-  add_key_slots (rep);
+  dm_get_state (v->dm, &s);
+  ctl_add (rep, "name", c->sock.name);
+  ctl_add (rep, "type", volume_type (v));
+  ctl_add (rep, "image", v->image);
+  add_uuid (c, rep);
+  add_key_slots (v, rep);
   ctl_addf (rep, "suspended", "%d", s.suspended);
   ctl_addf (rep, "readonly", "%d", s.readonly);
   ctl_addf (rep, "live", "%d", 1);
@@ -121,14 +118,15 @@ cmd_info (const struct ctl_message *req, struct ctl_message *rep)
   ctl_addf (rep, "key_valid", "%d", s.key_valid);
   ctl_addf (rep, "inflight", "%u", s.inflight);
   ctl_addf (rep, "pid", "%ld", (long) getpid ());
-  add_image_identity (rep);
+  add_image_identity (c, rep);
   return 0;
 }
 
 static int
-cmd_table (const struct ctl_message *req, struct ctl_message *rep)
+cmd_table (struct dm_mapping *dm, const struct ctl_message *req,
+           struct ctl_message *rep)
 {
-  char *lines = dm_format_table (volume.dm, ctl_get_bool (req, "inactive"),
+  char *lines = dm_format_table (dm, ctl_get_bool (req, "inactive"),
                                  ctl_get_bool (req, "showkeys"));
   char *line, *next;
   int r = 0;
@@ -147,13 +145,13 @@ cmd_table (const struct ctl_message *req, struct ctl_message *rep)
 }
 
 static void
-add_stats (struct ctl_message *rep)
+add_stats (struct dm_mapping *dm, struct ctl_message *rep)
 {
   struct engine_stats st;
   struct dm_state s;
 
-  dm_get_state (volume.dm, &s);
-  dm_get_stats (volume.dm, &st);
+  dm_get_state (dm, &s);
+  dm_get_stats (dm, &st);
 #define U64(f) ctl_addf (rep, "stat." #f, "%" PRIu64, (uint64_t) st.f)
   U64 (reads); U64 (writes); U64 (zeros); U64 (trims); U64 (flushes);
   U64 (read_bytes); U64 (write_bytes); U64 (read_chunks);
@@ -173,16 +171,17 @@ add_stats (struct ctl_message *rep)
 }
 
 static int
-cmd_status (const struct ctl_message *req, struct ctl_message *rep)
+cmd_status (struct dm_mapping *dm, const struct ctl_message *req,
+            struct ctl_message *rep)
 {
-  const struct segment_list *l = dm_segments (volume.dm);
+  const struct segment_list *l = dm_segments (dm);
   struct dm_state s;
   unsigned i;
 
   /* The kernel's crypt_status for STATUSTYPE_INFO emits nothing, and
    * dm-zero has no status at all, so each line ends with the
    * separating space; a line per segment, as dmsetup status. */
-  dm_get_state (volume.dm, &s);
+  dm_get_state (dm, &s);
   if (l == NULL)
     ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
   for (i = 0; l && i < l->count; i++)
@@ -190,12 +189,12 @@ cmd_status (const struct ctl_message *req, struct ctl_message *rep)
               l->seg[i].length,
               l->seg[i].type == SEGMENT_ZERO ? "zero" : "crypt");
   if (ctl_get_bool (req, "stats"))
-    add_stats (rep);
+    add_stats (dm, rep);
   return 0;
 }
 
 static int
-cmd_reload (const struct ctl_message *req, struct ctl_message *rep,
+cmd_reload (struct dm_mapping *dm, const struct ctl_message *req,
             struct dm_err *err)
 {
   struct dm_reload r = {
@@ -206,7 +205,6 @@ cmd_reload (const struct ctl_message *req, struct ctl_message *rep,
   };
   uint64_t workers;
 
-  (void) rep;
   if (r.line == NULL) {
     dm_fail (err, EINVAL, "reload: no table given");
     return -1;
@@ -221,11 +219,12 @@ cmd_reload (const struct ctl_message *req, struct ctl_message *rep,
     r.tun.set_workers = true;
     r.tun.workers = workers;
   }
-  return dm_reload (volume.dm, &r, err);
+  return dm_reload (dm, &r, err);
 }
 
 static int
-cmd_message (const struct ctl_message *req, struct dm_err *err)
+cmd_message (struct dm_mapping *dm, const struct ctl_message *req,
+             struct dm_err *err)
 {
   const char *text = ctl_get (req, "text");
   uint64_t sector;
@@ -234,44 +233,48 @@ cmd_message (const struct ctl_message *req, struct dm_err *err)
     dm_fail (err, EINVAL, "message: sector and text are needed");
     return -1;
   }
-  return dm_message (volume.dm, sector, text, err);
+  return dm_message (dm, sector, text, err);
 }
 
 static int
-run (const char *op, const struct ctl_message *req, struct ctl_message *rep,
+run (const struct volume_control *c, const char *op,
+     const struct ctl_message *req, struct ctl_message *rep,
      struct dm_err *err)
 {
+  struct dm_mapping *dm = c->volume->dm;
+
   if (strcmp (op, "info") == 0)
-    return cmd_info (req, rep);
+    return cmd_info (c, rep);
   if (strcmp (op, "table") == 0)
-    return cmd_table (req, rep);
+    return cmd_table (dm, req, rep);
   if (strcmp (op, "status") == 0)
-    return cmd_status (req, rep);
+    return cmd_status (dm, req, rep);
   if (strcmp (op, "reload") == 0)
-    return cmd_reload (req, rep, err);
+    return cmd_reload (dm, req, err);
   if (strcmp (op, "clear") == 0) {
-    dm_clear (volume.dm);
+    dm_clear (dm);
     return 0;
   }
   if (strcmp (op, "suspend") == 0)
-    return dm_suspend (volume.dm, ctl_get_bool (req, "noflush"), err);
+    return dm_suspend (dm, ctl_get_bool (req, "noflush"), err);
   if (strcmp (op, "resume") == 0)
-    return dm_resume (volume.dm, err);
+    return dm_resume (dm, err);
   if (strcmp (op, "message") == 0)
-    return cmd_message (req, err);
+    return cmd_message (dm, req, err);
   dm_fail (err, EINVAL, "unknown operation '%.32s'", op);
   return -1;
 }
 
 void
-ctlcmd_dispatch (const struct ctl_message *req, struct ctl_message *rep)
+ctlcmd_dispatch (struct volume_control *c, const struct ctl_message *req,
+                 struct ctl_message *rep)
 {
   struct dm_err err = { .errnum = 0 };
   const char *op = ctl_get (req, "op");
 
   if (op == NULL)
     dm_fail (&err, EINVAL, "no operation given");
-  else if (run (op, req, rep, &err) == 0) {
+  else if (run (c, op, req, rep, &err) == 0) {
     ctl_add (rep, "result", "0");
     return;
   }

@@ -1,0 +1,57 @@
+/* A request's way through the mapping (dm.h): to the live engine, or
+ * split at the boundaries of the mapping's segments. */
+#include <string.h>
+
+#include "dmint.h"
+
+static int
+run (struct engine *e, enum dm_io_op op, void *buf, uint32_t count,
+     uint64_t offset, bool fua)
+{
+  switch (op) {
+  case DM_IO_READ: return engine_read (e, buf, count, offset);
+  case DM_IO_WRITE: return engine_write (e, buf, count, offset, fua);
+  case DM_IO_ZERO: return engine_zero (e, count, offset, fua);
+  case DM_IO_TRIM: return engine_trim (e, count, offset, fua);
+  default: return engine_flush (e);
+  }
+}
+
+/* A request over several segments (BitLocker), piece by piece, as the
+ * kernel's __split_and_process_bio (drivers/md/dm.c, 2.6.32 on) cuts a
+ * bio at the end of each target it finds (dm_table_find_target,
+ * max_io_len): a zero segment reads as zeros and drops writes, as
+ * dm-zero does; a crypt piece goes to the engine where the shared table
+ * holds it. */
+static int
+run_segments (struct dm_mapping *m, enum dm_io_op op, void *buf,
+              uint32_t count, uint64_t offset, bool fua)
+{
+  struct segment_piece piece;
+
+  while (count > 0) {
+    segment_list_piece (&m->segments, &m->live.table, offset, count,
+                        &piece);
+    if (piece.type == SEGMENT_CRYPT) {
+      if (run (m->live.engine, op, buf, piece.count, piece.table_offset,
+               fua) == -1)
+        return -1;
+    }
+    else if (op == DM_IO_READ)
+      memset (buf, 0, piece.count);
+    if (buf)
+      buf = (char *) buf + piece.count;
+    count -= piece.count;
+    offset += piece.count;
+  }
+  return 0;
+}
+
+int
+dm_io (struct dm_mapping *m, enum dm_io_op op, void *buf, uint32_t count,
+       uint64_t offset, bool fua)
+{
+  if (op == DM_IO_FLUSH || m->segments.count == 0)
+    return run (m->live.engine, op, buf, count, offset, fua);
+  return run_segments (m, op, buf, count, offset, fua);
+}
