@@ -8,7 +8,8 @@
 # and still draws tools/bench.sh's data; titles reach gnuplot intact,
 # quotes and all, broken into lines; a run's set-up names no image and
 # its table by the cipher; the zoom plot marks a host-limited run in its
-# legend and has no entry for a run without dispatches.  The plots'
+# legend and has no entry for a run without dispatches; the line after
+# the targets names a section that docs/scheduling.md has.  The plots'
 # titles and legends are read in what gnuplot was told
 # (gnuplot_recorder), not in pixels.
 # front-end: none
@@ -66,6 +67,22 @@ expect_equal "no marks without a busy column" 0 \
 lab_bars none "T" "MB/s" cluster series mb_s 'v("series") == "s3"' \
   2> "$tmp/err" && fail "lab_bars drew a chart without figures"
 grep -q 'test-none: no data to draw' "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
+
+echo "the line after the targets:"
+for e in reorder randread starvation seeds nosuch; do
+  exp=$e lab_notes=()
+  lab_findings_note
+  section=$(sed -n 's/.*docs\/scheduling.md, "\([^"]*\)".*/\1/p' \
+              <<< "${lab_notes[0]}")
+  [[ ${lab_notes[0]} == "A MISSED target is a finding of the model, not an error of the run: "* ]] \
+    || fail "$e: ${lab_notes[0]}"
+  grep -q -x -F -e "### $section" -e "## $section" "$topdir/docs/scheduling.md" \
+    || fail "$e: docs/scheduling.md has no section '$section'"
+  case $e in nosuch) ;; *) [[ $section == [0-9]". $e: "* ]] \
+    || fail "$e: '$section' is not its own section" ;; esac
+  echo "  $e: \"$section\""
+done
+exp=test
 
 if ! command -v gnuplot > /dev/null; then
   echo "gnuplot is not installed: the drawing is not checked"

@@ -11,8 +11,10 @@
 # writes 8 MiB and times 0.3 s, and measures all eight.
 # The seeds experiment's rows must all be there, each with a figure or
 # the reason it has none (a run skipped for parameters the plugin does
-# not take, with nbdkit's one line).  The plots, read in what gnuplot
-# was told (gnuplot_recorder): each sector plot titled with
+# not take, with nbdkit's one line).  After the targets of reorder,
+# randread, starvation and seeds, a line says that a MISSED target is a
+# finding and names a section of docs/scheduling.md.  The plots, read in
+# what gnuplot was told (gnuplot_recorder): each sector plot titled with
 # its run's id and set-up and HOST-LIMITED where its CSV row says the
 # host limited it, with no legend entry for reads in a run of writes;
 # the zoom's legend marks the host-limited runs; each bar chart's data
@@ -298,6 +300,21 @@ done
 grep -q '^target sorted >= 2.5x fifo' "$tmp/out/reorder.txt" \
   || fail "reorder.txt reports no targets"
 check_seeds
+
+# The line after the targets, and the section it names.
+for exp in reorder randread starvation seeds; do
+  line=$(grep 'A MISSED target is a finding' "$tmp/out/$exp.txt") \
+    || fail "$exp.txt does not say what a miss means"
+  [ "$(wc -l <<< "$line")" -eq 1 ] || fail "$exp.txt says it more than once"
+  section=$(sed -n 's/.*docs\/scheduling.md, "\([^"]*\)".*/\1/p' <<< "$line")
+  [ -n "$section" ] && grep -E '^#+ ' "$topdir/docs/scheduling.md" \
+    | grep -q -F -- "$section" \
+    || fail "$exp.txt names no section of docs/scheduling.md: $line"
+  [ "$(grep -n -F -- "$line" "$tmp/out/$exp.txt" | cut -d: -f1)" -gt \
+    "$(grep -n '^target' "$tmp/out/$exp.txt" | tail -n 1 | cut -d: -f1)" ] \
+    || fail "$exp.txt: the line comes before a target"
+done
+echo "ok: reorder, randread, starvation and seeds say what a miss means"
 
 if ! command -v gnuplot >/dev/null; then
   echo "gnuplot is not installed: the PNG plots are not checked"

@@ -40,6 +40,7 @@ experiment ()
  device=usb device-speed=$speed" 0.25 \
     $(for v in $reorder_variants; do echo "$v:$v-sectors"; done)
   reorder_targets
+  lab_findings_note
   lab_table "Experiment reorder: $(lab_mib "$seq_bytes") sequential write\
  (nbdcopy --connections=1 --requests=64) on device=usb device-speed=$speed;
 MB/s of 10^6 bytes in model time; seq % = dispatches that started where the

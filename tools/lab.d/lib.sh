@@ -15,8 +15,9 @@
 # An experiment calls lab_begin with its CSV header, then per run
 # lab_run (which starts the server with a trace, runs a client and
 # reads the trace's summary into the array T), lab_row and lab_result;
-# then lab_table, lab_note, lab_bars and lab_end.  Every figure is in
-# the model's time: a wall-clock figure of a client is scaled by the run's
+# then lab_note (its targets), lab_findings_note (what a missed target
+# means), lab_table, lab_bars and lab_end.  Every figure is in the
+# model's time: a wall-clock figure of a client is scaled by the run's
 # device-speed (lab_model_rate, lab_model_ms).
 #
 # Every plot names what it shows: a run's plot its set-up (lab_run's
@@ -255,6 +256,20 @@ lab_row () { local IFS=,; echo "$*" >> "$csv"; }
 
 # A line for the end of the table: targets and what they show.
 lab_note () { lab_notes+=("$*"); }
+
+# The line after an experiment's targets: a MISSED target is a finding
+# of the model, not an error of the run, and the section of
+# docs/scheduling.md on the experiment ("### N. EXP: ...") tells what
+# each target shows, or WHAT.
+lab_findings_note ()  # lab_findings_note [WHAT]
+{
+  local section
+  section=$(sed -n "s/^### \([0-9]*\. $exp:.*\)/\1/p" \
+              "$topdir/docs/scheduling.md" 2> /dev/null | head -n 1)
+  lab_note "A MISSED target is a finding of the model, not an error of the\
+ run: docs/scheduling.md, \"${section:-The experiments and their latest\
+ results}\", ${1:-explains each target and what its miss shows}."
+}
 
 # ---- Results ----
 
