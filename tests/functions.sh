@@ -142,6 +142,57 @@ analyser_built_or_fail ()
   [ -x "$analyser" ] || fail "$analyser is not built: run make first"
 }
 
+# A gnuplot first on PATH that keeps what it is told -- its arguments,
+# the files among them and, called without any, its standard input --
+# in DIR/gnuplot-*.log, one file a call, and lets the real gnuplot draw
+# it: tests read a plot's title and legend there, not in its pixels.
+# gnuplot_log PNG: the log of the call that drew PNG.
+gnuplot_recorder ()  # gnuplot_recorder DIR
+{
+  local real
+  real=$(command -v gnuplot) || fail "gnuplot_recorder: no gnuplot"
+  mkdir -p "$1" || fail "gnuplot_recorder: cannot make $1"
+  gnuplot_logs=$1
+  cat > "$1/gnuplot" <<EOF
+#!/usr/bin/env bash
+log=\$(mktemp "$1/gnuplot-XXXXXX.log") || exit 1
+for a in "\$@"; do
+  printf '%s\n' "\$a"
+  [ -f "\$a" ] && cat "\$a"
+done > "\$log"
+if [ \$# -eq 0 ]; then tee -a "\$log" | "$real"; exit; fi
+exec "$real" "\$@"
+EOF
+  chmod +x "$1/gnuplot"
+  PATH=$1:$PATH
+}
+gnuplot_log ()  # gnuplot_log PNG
+{
+  grep -l -F -e "'$1'" -e "\"$1\"" "$gnuplot_logs"/gnuplot-*.log \
+    2> /dev/null | head -n 1
+}
+# The title (set title, or a multiplot's) of the plot drawn into PNG,
+# as gnuplot prints it; the entries of its legend, one a line.
+gnuplot_title ()  # gnuplot_title PNG
+{
+  local log
+  log=$(gnuplot_log "$1")
+  [ -n "$log" ] || fail "no gnuplot call drew $1"
+  sed -n -e 's/^set multiplot layout [0-9,]* title \(".*"\)$/print \1/p' \
+    -e 's/^set title \(".*"\)$/print \1/p' "$log" | head -n 1 \
+    > "$gnuplot_logs/title.gp"
+  [ -s "$gnuplot_logs/title.gp" ] || fail "$1 has no title in $log"
+  gnuplot "$gnuplot_logs/title.gp" 2>&1
+}
+gnuplot_keys ()  # gnuplot_keys PNG
+{
+  local log
+  log=$(gnuplot_log "$1")
+  [ -n "$log" ] || fail "no gnuplot call drew $1"
+  grep '^plot ' "$log" | grep -o -E "title (\"[^\"]*\"|'[^']*')" \
+    | sed -E "s/^title [\"'](.*)[\"']$/\1/"
+}
+
 # Waits up to 10 s for nbdfuse (PID) to mount: until FILE (its pidfile,
 # or the mounted file) is there and not empty.  Fails if PID exits first.
 fuse_wait_ready ()  # fuse_wait_ready PID FILE

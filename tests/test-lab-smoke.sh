@@ -11,7 +11,15 @@
 # writes 8 MiB and times 0.3 s, and measures all eight.
 # The seeds experiment's rows must all be there, each with a figure or
 # the reason it has none (a run skipped for parameters the plugin does
-# not take, with nbdkit's one line).
+# not take, with nbdkit's one line).  After the targets of reorder,
+# randread, starvation and seeds, a line says that a MISSED target is a
+# finding and names a section of docs/scheduling.md.  The plots, read in
+# what gnuplot was told (gnuplot_recorder): each sector plot titled with
+# its run's id and set-up and HOST-LIMITED where its CSV row says the
+# host limited it, with no legend entry for reads in a run of writes;
+# the zoom's legend marks the host-limited runs; each bar chart's data
+# holds exactly its CSV's figures, no series without one, and marks the
+# bars of the host-limited rows.
 # front-end: none
 source "$(dirname "$0")/functions.sh"
 requires_cmd nbdkit nbdcopy fio openssl numfmt
@@ -25,6 +33,7 @@ for t in seeker writeback; do
   [ -x "$topdir/tools/$t" ] || fail "tools/$t is not built: run make first"
 done
 scratch
+command -v gnuplot > /dev/null && gnuplot_recorder "$tmp/gp"
 
 lab=$topdir/tools/lab
 
@@ -137,6 +146,123 @@ check_seeds ()
   echo "ok: seeds: 8 rows, 15 runs ($n run, $((15 - n)) skipped)"
 }
 
+# FIELD of EXP's first CSV row that has each COLUMN=VALUE.
+csv_value ()  # csv_value EXP FIELD [COLUMN=VALUE...]
+{
+  local exp=$1 field=$2
+  shift 2
+  awk -F, -v f="$field" -v want="$*" '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
+              n = split(want, w, " "); next }
+    { for (k = 1; k <= n; k++) { split(w[k], p, "="); if ($c[p[1]] != p[2]) next }
+      print $c[f]; exit }' "$tmp/out/$exp.csv"
+}
+
+# A sector plot's title: the run's id and LABEL, its SETUP, HOST-LIMITED
+# as its row's limited_by (the row that has each COLUMN=VALUE); its
+# legend: writes only.
+check_sector_title ()  # check_sector_title PNG LABEL SETUP COLUMN=VALUE...
+{
+  local png=$1 label=$2 setup=$3 exp=${1%%-*} id limited title
+  shift 3
+  id=$(csv_value "$exp" run "$@") limited=$(csv_value "$exp" limited_by "$@")
+  [ -n "$id" ] || fail "$png: no row with $*"
+  # Its lines joined: a long one is broken between words.
+  title=$(gnuplot_title "$tmp/out/$png.png" | tr '\n' ' ')
+  [[ $title == "$exp, run $id: $label: "*" $setup device busy "* ]] \
+    || fail "$png's title: $title"
+  if [ "$limited" = host ]; then
+    [[ $title == *"HOST-LIMITED"* ]] || fail "$png is not marked host-limited"
+  else
+    [[ $title != *"HOST-LIMITED"* ]] || fail "$png is marked host-limited"
+  fi
+  [ "$(gnuplot_keys "$tmp/out/$png.png")" = write ] \
+    || fail "$png's legend: $(gnuplot_keys "$tmp/out/$png.png")"
+}
+
+# The sector plots of reorder and policies, and reorder's zoom.
+check_sector_plots ()
+{
+  local v sched speed row want=
+  speed=$(csv_value reorder device_speed)
+  for v in fifo sorted submit-from-crypt-cpus; do
+    sched=scheduler=$v
+    [ $v != submit-from-crypt-cpus ] || sched=$v=true
+    row=("scheduler=$v" workers=4 nr_requests=default elevator=none)
+    check_sector_title "reorder-$v-sectors" \
+      "$v, 4 worker(s), nr-requests default, elevator none" \
+      "aes-xts-plain64 device=usb device-speed=$speed workers=4 elevator=none $sched" \
+      "${row[@]}"
+    want+=$v
+    [ "$(csv_value reorder limited_by "${row[@]}")" != host ] \
+      || want+=", HOST-LIMITED (busy $(csv_value reorder busy_pct "${row[@]}") %)"
+    want+=$'\n'
+  done
+  expect_equal "the zoom's legend" "${want%$'\n'}" \
+    "$(gnuplot_keys "$tmp/out/reorder-sectors-zoom.png")"
+  speed=$(csv_value policies device_speed)
+  for v in $policies; do
+    check_sector_title "policies-usb-$v-sectors" "usb, scheduler=$v" \
+      "aes-xts-plain64 device=usb device-speed=$speed workers=4 scheduler=$v" \
+      "scheduler=$v"
+  done
+  echo "ok: sector plots titled with their runs' set-ups, marked as their rows"
+}
+
+# Each bar chart's data against its CSV, by an implementation of its
+# own: clusters in the order of their rows, the series that have a
+# figure in the order of their first, each figure as the CSV has it,
+# host_limited 1 where limited_by is host (busy_pct below 95 without
+# that column).
+check_bars ()
+{
+  local b
+  for b in "reorder-throughput reorder setup scheduler mb_s" \
+           "reorder-sequential reorder setup scheduler seq_pct" \
+           "randread-ratio randread setup system vs_raw" \
+           "randread-ssd randread test system iops model=ssd" \
+           "randread-hdd randread test system iops model=hdd" \
+           "starvation-p99 starvation setup max_write_size read_p99_ms" \
+           "starvation-writer starvation setup max_write_size write_mb_s" \
+           "policies-throughput policies model scheduler mb_s"; do
+    # shellcheck disable=SC2086
+    "$PY" - "$tmp/out" $b <<'PYEOF' || fail "bar chart $b: above"
+import csv, sys
+out, name, exp, cf, sf, vf = sys.argv[1:7]
+where = sys.argv[7].split("=") if len(sys.argv) > 7 else None
+rows = [r for r in csv.DictReader(open("%s/%s.csv" % (out, exp)))
+        if not where or r[where[0]] == where[1]]
+def host(r):
+    if "limited_by" in r:
+        return int(r["limited_by"] == "host")
+    b = r.get("busy_pct", "NA")
+    return int(b not in ("", "NA") and float(b) < 95)
+clusters, series, val = [], [], {}
+for r in rows:
+    if r[cf] not in clusters:
+        clusters.append(r[cf])
+    if r[vf] in ("", "NA"):
+        continue
+    if r[sf] not in series:
+        series.append(r[sf])
+    val[r[cf], r[sf]] = (r[vf], host(r))
+want = [["cluster"] + sum([[s, "min", "max", "host_limited"]
+                           for s in series], [])]
+for c in clusters:
+    line = [c]
+    for s in series:
+        v, h = val.get((c, s), ("NA", 0))
+        line += [v, v, v, str(h)]
+    want.append(line)
+got = [l.split() for l in open("%s/%s.dat" % (out, name))]
+if got != want:
+    sys.exit("%s.dat:\n%s\nnot\n%s" % (name, "\n".join(map(" ".join, got)),
+                                       "\n".join(map(" ".join, want))))
+PYEOF
+  done
+  echo "ok: 8 bar charts hold their CSVs' figures and host-limited marks"
+}
+
 for e in "${expect[@]}"; do
   read -r exp runs header headings <<< "$e"
   csv=$tmp/out/$exp.csv
@@ -175,6 +301,21 @@ grep -q '^target sorted >= 2.5x fifo' "$tmp/out/reorder.txt" \
   || fail "reorder.txt reports no targets"
 check_seeds
 
+# The line after the targets, and the section it names.
+for exp in reorder randread starvation seeds; do
+  line=$(grep 'A MISSED target is a finding' "$tmp/out/$exp.txt") \
+    || fail "$exp.txt does not say what a miss means"
+  [ "$(wc -l <<< "$line")" -eq 1 ] || fail "$exp.txt says it more than once"
+  section=$(sed -n 's/.*docs\/scheduling.md, "\([^"]*\)".*/\1/p' <<< "$line")
+  [ -n "$section" ] && grep -E '^#+ ' "$topdir/docs/scheduling.md" \
+    | grep -q -F -- "$section" \
+    || fail "$exp.txt names no section of docs/scheduling.md: $line"
+  [ "$(grep -n -F -- "$line" "$tmp/out/$exp.txt" | cut -d: -f1)" -gt \
+    "$(grep -n '^target' "$tmp/out/$exp.txt" | tail -n 1 | cut -d: -f1)" ] \
+    || fail "$exp.txt: the line comes before a target"
+done
+echo "ok: reorder, randread, starvation and seeds say what a miss means"
+
 if ! command -v gnuplot >/dev/null; then
   echo "gnuplot is not installed: the PNG plots are not checked"
 else
@@ -192,5 +333,7 @@ else
       || fail "$png.png is not a PNG"
   done
   echo "ok: $(wc -w <<< "$pngs") PNG plots"
+  check_sector_plots
+  check_bars
 fi
 echo PASS

@@ -6,7 +6,10 @@
 # D..C intervals over the run's span), the queue depths and MB/s, to the
 # digit; the < 95 % flag that says the host limited a run; --csv and
 # --summary-csv write the columns docs/engine.md documents, and the
-# summary appends a row per run under one header.
+# summary appends a row per run under one header; --png's plot is
+# titled (--title, else the trace, the run and its marker) with a last
+# line on the busy time, HOST-LIMITED below 95 %, and its legend names
+# only the directions the run dispatched (what gnuplot was told).
 source "$(dirname "$0")/functions.sh"
 analyser_built_or_fail
 scratch
@@ -205,12 +208,62 @@ expect_equal "the refusal" "dmcrypt-trace: $tmp/other.csv: its first line is not
   "$(cat "$tmp/err")"
 expect_equal "the other file" "not a summary" "$(cat "$tmp/other.csv")"
 
-if command -v gnuplot > /dev/null; then
-  accepted --png "$tmp/merge.png" "$tmp/merge"
-  [ "$(head -c 8 "$tmp/merge.png" | od -An -tx1 | tr -d ' \n')" = \
-    89504e470d0a1a0a ] || fail "--png drew no PNG of an I/M trace"
-  echo "  --png of an I/M trace: a PNG"
-else
+"$analyser" --title T "$tmp/merge" > "$tmp/out" 2> "$tmp/err"
+expect_equal "--title without --png: exit status" 2 $?
+expect_equal "--title without --png" \
+  "dmcrypt-trace: --title: it titles --png's plot: give --png FILE too" \
+  "$(cat "$tmp/err")"
+
+if ! command -v gnuplot > /dev/null; then
   echo "  gnuplot is not installed: --png not tried"
+  echo PASS
+  exit 0
 fi
+accepted --png "$tmp/merge.png" "$tmp/merge"
+[ "$(head -c 8 "$tmp/merge.png" | od -An -tx1 | tr -d ' \n')" = \
+  89504e470d0a1a0a ] || fail "--png drew no PNG of an I/M trace"
+echo "  --png of an I/M trace: a PNG"
+
+echo "--png's title and legend:"
+# What gnuplot is told: the title's lines, the legend's entries.
+gnuplot_recorder "$tmp/gp"
+png_keys () { gnuplot_keys "$1" | tr '\n' ' ' | sed 's/ $//'; }
+# The default: the trace and its run, the marker, the busy line.
+accepted --png "$tmp/default.png" "$tmp/merge"
+expect_equal "the default title" "dmcrypt backend IO: $tmp/merge, run 1 of 1
+start=2026-12-01T10:00:00.000000Z pid=1 dev=8,0 file=/srv/a,b.img
+device busy 40.0 % of the run: HOST-LIMITED (below 95 %: the host, not the device, limited it)" \
+  "$(gnuplot_title "$tmp/default.png")"
+expect_equal "a run of writes: its legend" "write" "$(png_keys "$tmp/default.png")"
+# --title: quotes, a backslash, a newline and \n as line breaks; the
+# second of two runs; reads and writes.
+accepted --run 2 --png "$tmp/two.png" \
+  --title "$(printf 'A "quoted" back\\slash\nsecond\\nthird')" "$tmp/two"
+expect_equal "--title" 'A "quoted" back\slash
+second
+third
+device busy 50.0 % of the run: HOST-LIMITED (below 95 %: the host, not the device, limited it)' \
+  "$(gnuplot_title "$tmp/two.png")"
+expect_equal "reads and writes: the legend" "write read" \
+  "$(png_keys "$tmp/two.png")"
+# A long line is broken between words, within 110 characters.
+words=$(printf 'word%02d ' {1..30} | sed 's/ $//')
+accepted --png "$tmp/long.png" --title "$words" "$tmp/merge"
+expect_equal "a long title" "$(printf 'word%02d ' {1..15} | sed 's/ $//')
+$(printf 'word%02d ' {16..30} | sed 's/ $//')" \
+  "$(gnuplot_title "$tmp/long.png" | head -n 2)"
+accepted --run 1 --png "$tmp/one.png" "$tmp/two"
+expect_equal "the first of two runs" "dmcrypt backend IO: $tmp/two, run 1 of 2" \
+  "$(gnuplot_title "$tmp/one.png" | head -n 1)"
+# Either side of the 95 % line: D, C, busy %, what the line says.
+for edge in "0.060000000 1.000000000 94.0|HOST-LIMITED (below 95 %: the host, not the device, limited it)" \
+            "0.000000000 0.960000000 96.0|the device limited it"; do
+  IFS='|' read -r times says <<< "$edge"
+  read -r d c pct <<< "$times"
+  busy_trace "$d" "$c" > "$tmp/edge"
+  accepted --png "$tmp/edge-$pct.png" --title "edge" "$tmp/edge"
+  expect_equal "the busy line at $pct %" \
+    "device busy $pct % of the run: $says" \
+    "$(gnuplot_title "$tmp/edge-$pct.png" | tail -n 1)"
+done
 echo PASS

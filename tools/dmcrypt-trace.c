@@ -5,13 +5,14 @@
  * M) to dispatch (D) and completion (C), how deep the queues were and
  * how busy the device was: whether the device or the host limited it.
  *
- *   dmcrypt-trace [--run N|last] [--png FILE] [--csv FILE]
- *                 [--summary-csv FILE] [--quiet] TRACE
+ *   dmcrypt-trace [--run N|last] [--png FILE [--title TEXT]]
+ *                 [--csv FILE] [--summary-csv FILE] [--quiet] TRACE
  *
  * A trace file collects runs: each server start appends a dmcrypt-run
  * marker and its own events, numbered and timed afresh, so runs are
  * analysed apart, never mixed.  --png draws sector over time and
- * throughput over time, as seekwatcher does, with gnuplot; --csv writes
+ * throughput over time, as seekwatcher does, with gnuplot, under
+ * --title or a title naming the trace and the run; --csv writes
  * a row per event, for other plots.  --quiet prints only the write
  * sequential fraction, as a number between 0 and 1, for scripts.  These
  * need one run: the file's only one, or the one --run chooses.
@@ -144,44 +145,6 @@ print_run (const struct runs *rs, size_t i)
   analysis_print (r->a);
 }
 
-/* Sector over time on top, throughput per time slice below, over the
- * run's span; ranges set, so that gnuplot has none to widen (and warn
- * of) when all points lie on one line. */
-static int
-draw_png (const char *data, const char *png, const struct analysis *a)
-{
-  double first, last, bin;
-  uint64_t sector_end;
-  FILE *gp;
-
-  analysis_plot_range (a, &first, &last, &sector_end);
-  if (last <= first)
-    last = first + 0.001;
-  bin = (last - first) / 100;
-  gp = popen ("gnuplot", "w");
-  if (gp == NULL) {
-    perror ("dmcrypt-trace: gnuplot");
-    return -1;
-  }
-  fprintf (gp,
-           "set terminal pngcairo size 1000,800\n"
-           "set output '%s'\n"
-           "set multiplot layout 2,1 title 'dmcrypt backend IO'\n"
-           "set xrange [%.9f:%.9f]\n"
-           "set ylabel 'sector (512 B)'\nset format y '%%.0f'\n"
-           "set yrange [0:%" PRIu64 "]\n"
-           "plot '%s' using 1:($3==1?$2:1/0) with points pt 7 ps 0.3 "
-           "lc rgb 'red' title 'write', '' using 1:($3==0?$2:1/0) "
-           "with points pt 7 ps 0.3 lc rgb 'blue' title 'read'\n"
-           "set xlabel 'time (s)'\nset ylabel 'MB/s'\nset yrange [0:*]\n"
-           "bin(x)=%.9f*floor(x/%.9f)\n"
-           "plot '%s' using (bin($1)):($4/%.9f/1e6) smooth frequency "
-           "with steps title 'throughput'\n"
-           "unset multiplot\n", png, first, last, sector_end, data, bin, bin,
-           data, bin);
-  return pclose (gp) == 0 ? 0 : -1;
-}
-
 static const char help[] =
   "Analyses each run of a trace=FILE trace apart (a run: a server\n"
   "start's dmcrypt-run marker and its events): how sequential the\n"
@@ -191,7 +154,10 @@ static const char help[] =
   "MB/s; and the part of the run the device was busy (below 95 %: the\n"
   "host, not the device, limited the run).\n"
   "  --run N|last        only run N (from 1) or the last run\n"
-  "  --png FILE          also draw sector and MB/s over time (one run)\n"
+  "  --png FILE          also draw sector and MB/s over time (one run),\n"
+  "                      titled with the device's busy time\n"
+  "  --title TEXT        --png's title (a newline or \\n breaks a line;\n"
+  "                      default: the trace, the run and its marker)\n"
   "  --csv FILE          also write a row per Q, I, M, D and C event\n"
   "                      (one run): time_s,action,rwbs,sector,sectors,\n"
   "                      bios,queued_requests,queued_bios,\n"
@@ -213,8 +179,9 @@ static void
 usage (int status)
 {
   fprintf (status ? stderr : stdout,
-           "usage: dmcrypt-trace [--run N|last] [--png FILE] [--csv FILE]\n"
-           "                     [--summary-csv FILE] [--quiet] TRACE\n%s",
+           "usage: dmcrypt-trace [--run N|last] [--png FILE [--title TEXT]]\n"
+           "                     [--csv FILE] [--summary-csv FILE] [--quiet] "
+           "TRACE\n%s",
            status ? "" : help);
   exit (status);
 }
@@ -271,20 +238,44 @@ quiet_fraction (const struct runs *rs, size_t i, const char *name)
   return 0;
 }
 
+/* --png's title without --title: the trace, the run, and its marker's
+ * fields on a line of their own.  NULL when out of memory. */
+static char *
+default_title (const struct runs *rs, size_t i, const char *name)
+{
+  const char *marker = rs->v[i].marker;
+  char *title;
+
+  if (asprintf (&title, "dmcrypt backend IO: %s, run %zu of %zu%s%s", name,
+                i + 1, rs->n, marker ? "\n" : "", marker ? marker : "")
+      == -1)
+    return NULL;
+  return title;
+}
+
 static int
 png_of_run (struct runs *rs, size_t i, const char *name, const char *data,
-            const char *png)
+            const char *png, const char *title)
 {
+  char *fallback = NULL;
+  int r;
+
   if (analysis_dispatches (rs->v[i].a) == 0) {
     fprintf (stderr, "dmcrypt-trace: %s: run %zu has no read or write "
              "dispatches to draw\n", name, i + 1);
     return 1;
   }
-  if (fflush (rs->plot) == EOF || draw_png (data, png, rs->v[i].a) == -1) {
-    fprintf (stderr, "dmcrypt-trace: %s: gnuplot failed\n", png);
+  if (title == NULL && (title = fallback = default_title (rs, i, name))
+      == NULL) {
+    perror ("dmcrypt-trace: title");
     return 1;
   }
-  return 0;
+  r = fflush (rs->plot) == EOF
+    || plot_png (rs->v[i].a, data, png, title) == -1;
+  free (fallback);
+  if (r)
+    fprintf (stderr, "dmcrypt-trace: %s: gnuplot failed\n", png);
+  return r;
 }
 
 /* Copies the --csv rows gathered in TMP to PATH. */
@@ -337,6 +328,7 @@ struct outputs                  /* what the options asked for */
 {
   bool quiet;
   const char *png, *csv, *summary;      /* file names, or NULL */
+  const char *title;                    /* --png's, or NULL: the default */
   char plot_data[32];                   /* --png's temporary file */
 };
 
@@ -353,7 +345,7 @@ report (struct runs *rs, const char *name, const struct outputs *o)
   }
   if ((o->quiet || o->png || o->csv) && (one = single_run (rs, name)) < 0)
     return 1;
-  if (o->png && png_of_run (rs, one, name, o->plot_data, o->png))
+  if (o->png && png_of_run (rs, one, name, o->plot_data, o->png, o->title))
     return 1;
   if (o->csv && write_csv (rs->csv, o->csv))
     return 1;
@@ -397,6 +389,7 @@ main (int argc, char *argv[])
   static const struct option opts[] = {
     { "run", required_argument, NULL, 'r' },
     { "png", required_argument, NULL, 'p' },
+    { "title", required_argument, NULL, 't' },
     { "csv", required_argument, NULL, 'c' },
     { "summary-csv", required_argument, NULL, 's' },
     { "quiet", no_argument, NULL, 'q' },
@@ -408,13 +401,14 @@ main (int argc, char *argv[])
   struct outputs o = { .quiet = false };
   int c, status;
 
-  while ((c = getopt_long (argc, argv, "r:p:c:s:qh", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "r:p:t:c:s:qh", opts, NULL)) != -1)
     switch (c) {
     case 'r':
       rs.chosen = parse_run (optarg);
       rs.chosen_by_user = true;
       break;
     case 'p': o.png = optarg; break;
+    case 't': o.title = optarg; break;
     case 'c': o.csv = optarg; break;
     case 's': o.summary = optarg; break;
     case 'q': o.quiet = true; break;
@@ -423,6 +417,11 @@ main (int argc, char *argv[])
     }
   if (optind != argc - 1)
     usage (2);
+  if (o.title && !o.png) {
+    fprintf (stderr, "dmcrypt-trace: --title: it titles --png's plot: "
+             "give --png FILE too\n");
+    return 2;
+  }
   /* One run is wanted: until the file says which, follow the last. */
   if ((o.png || o.csv || o.quiet) && !rs.chosen_by_user)
     rs.chosen = LAST_RUN;

@@ -34,10 +34,13 @@ experiment ()
     "run,model,device_speed,scheduler,workers,nr_requests,elevator,setup,mib,mb_s,seq_pct,dispatches,busy_pct,limited_by,wall_s"
   lab_matrix reorder_run "$reorder_variants" "$reorder_workers" \
     "$reorder_queues"
-  lab_sector_zoom sectors-zoom "The first 250 ms of dispatches, 4 workers,\
- default queue, usb model" 0.25 \
+  lab_sector_zoom sectors-zoom "Experiment reorder: the first 250 ms of\
+ dispatches of each write-out at workers=4, nr-requests default, elevator\
+ none; $(lab_mib "$seq_bytes") sequential write, aes-xts-plain64\
+ device=usb device-speed=$speed" 0.25 \
     $(for v in $reorder_variants; do echo "$v:$v-sectors"; done)
   reorder_targets
+  lab_findings_note
   lab_table "Experiment reorder: $(lab_mib "$seq_bytes") sequential write\
  (nbdcopy --connections=1 --requests=64) on device=usb device-speed=$speed;
 MB/s of 10^6 bytes in model time; seq % = dispatches that started where the
@@ -68,7 +71,8 @@ reorder_run ()  # reorder_run VARIANT WORKERS QUEUE
   lab_row "$run_id" usb "$speed" "$sched" "$w" "$nr" "$el" "w$w/nr-$nr/$el" \
     $((seq_bytes >> 20)) "$seq_mb_s" "$seq_pct" "$seq_dispatches" \
     "$(lab_busy_pct)" "${T[limited_by]:-NA}" "$run_wall_s"
-  [ "$w/$3" != 4/default/none ] || lab_sector_plot "$sched-sectors"
+  [ "$w/$3" != 4/default/none ] \
+    || lab_sector_plot "$sched-sectors" "$seq_mb_s MB/s, $seq_pct % sequential"
 }
 
 # The row's COLUMN for a policy, workers and queue.

@@ -44,6 +44,7 @@ experiment ()
   lab_matrix randread_run "$randread_models" "$tests" "$randread_systems"
   randread_ratios
   randread_targets
+  lab_findings_note
   lab_table "Experiment randread: random reads for $secs s per run (wall);\
  seeker 512 B, fio 4 KiB; device-speed ssd ${randread_speed[ssd]},\
  hdd ${randread_speed[hdd]};

@@ -32,6 +32,7 @@ experiment ()
     "run,model,device_speed,max_write_size,elevator,setup,reads,read_p50_ms,read_p99_ms,read_max_ms,write_mb_s,busy_pct,limited_by,wall_s"
   lab_matrix starve_run "$starve_models" "$starve_elevators" "$starve_splits"
   starve_targets
+  lab_findings_note
   lab_table "Experiment starvation: 4 KiB random reads (QD1) beside a writer\
  of $(lab_mib $starve_write_bytes) requests (QD1), $secs s per run (wall);\
  device-speed hdd ${starve_speed[hdd]}, ssd ${starve_speed[ssd]};

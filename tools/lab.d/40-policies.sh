@@ -45,7 +45,8 @@ experiment ()
       lab_row "$run_id" "$model" "$speed" "$p" $((seq_bytes >> 20)) \
         "$seq_mb_s" "$seq_pct" "$seq_dispatches" "$(lab_busy_pct)" \
         "${T[limited_by]:-NA}" "$run_wall_s"
-      lab_sector_plot "$model-$p-sectors"
+      lab_sector_plot "$model-$p-sectors" \
+        "$seq_mb_s MB/s, $seq_pct % sequential"
     done
   done
   lab_table "Experiment policies: $(lab_mib "$seq_bytes") sequential write\

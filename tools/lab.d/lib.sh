@@ -15,9 +15,15 @@
 # An experiment calls lab_begin with its CSV header, then per run
 # lab_run (which starts the server with a trace, runs a client and
 # reads the trace's summary into the array T), lab_row and lab_result;
-# then lab_table, lab_note, lab_bars and lab_end.  Every figure is in
-# the model's time: a wall-clock figure of a client is scaled by the run's
+# then lab_note (its targets), lab_findings_note (what a missed target
+# means), lab_table, lab_bars and lab_end.  Every figure is in the
+# model's time: a wall-clock figure of a client is scaled by the run's
 # device-speed (lab_model_rate, lab_model_ms).
+#
+# Every plot names what it shows: a run's plot its set-up (lab_run's
+# run_label and run_setup), a bar chart's legend only the series that
+# have a figure; a run the host limited (busy below BUSY_LIMIT, the
+# tables' *) is marked HOST-LIMITED, its bar hatched and starred.
 
 PY=/usr/bin/python3
 BUSY_LIMIT=95            # %: below it the host, not the device, limited a run
@@ -130,8 +136,9 @@ lab_begin ()  # lab_begin TOTAL HEADER
 # One run: nbdkit with the plugin, PLUGIN-ARGS and a trace, around
 # CLIENT (a shell command with "$uri", run by nbdkit --run, that writes
 # its figures into files of its own).  Prints "[i/N] exp: LABEL: " (the
-# result follows on the same line: lab_result).  Sets run_id, run_wall_s
-# and T (the run's trace summary, by column); returns non-zero, after
+# result follows on the same line: lab_result).  Sets run_id, run_label
+# (LABEL), run_setup (lab_setup_of PLUGIN-ARGS), run_wall_s and T (the
+# run's trace summary, by column); returns non-zero, after
 # printing why, when the client or the analysis failed.  NBDKIT_OPTS
 # (an array, may be empty) goes to nbdkit before the plugin.
 lab_run ()  # lab_run LABEL TIMEOUT-S PLUGIN-ARGS... -- CLIENT
@@ -144,6 +151,7 @@ lab_run ()  # lab_run LABEL TIMEOUT-S PLUGIN-ARGS... -- CLIENT
   declare -gA T
   lab_runs=$((lab_runs + 1))
   run_id=$(printf '%s-%02d' "$exp" "$lab_runs")
+  run_label=$label run_setup=$(lab_setup_of "${args[@]}")
   run_trace=$lab_traces/$run_id.trace
   printf '[%d/%d] %s: %s: ' "$lab_runs" "$lab_total" "$exp" "$label"
   t0=$EPOCHREALTIME
@@ -179,6 +187,22 @@ lab_summary ()
                                if ($i ~ /^[-0-9.a-z]*$/)
                                  printf "T[%s]=%s\n", h[i], $i }' "$one")"
   [ -n "${T[busy_fraction]:-}" ]
+}
+
+# A run's plugin arguments as its plots name its set-up: no image
+# (file=), a table file (table=+FILE) by its cipher.
+lab_setup_of ()  # lab_setup_of PLUGIN-ARGS...
+{
+  local a words=()
+  for a in "$@"; do
+    case $a in
+      file=*|trace=*) ;;
+      table=+*) a=$(awk '{ print $4; exit }' "${a#table=+}" 2> /dev/null)
+                [ -z "$a" ] || words+=("$a") ;;
+      *) words+=("$a") ;;
+    esac
+  done
+  echo "${words[*]}"
 }
 
 # The device's busy time as a percentage of the run, and whether the
@@ -232,6 +256,20 @@ lab_row () { local IFS=,; echo "$*" >> "$csv"; }
 
 # A line for the end of the table: targets and what they show.
 lab_note () { lab_notes+=("$*"); }
+
+# The line after an experiment's targets: a MISSED target is a finding
+# of the model, not an error of the run, and the section of
+# docs/scheduling.md on the experiment ("### N. EXP: ...") tells what
+# each target shows, or WHAT.
+lab_findings_note ()  # lab_findings_note [WHAT]
+{
+  local section
+  section=$(sed -n "s/^### \([0-9]*\. $exp:.*\)/\1/p" \
+              "$topdir/docs/scheduling.md" 2> /dev/null | head -n 1)
+  lab_note "A MISSED target is a finding of the model, not an error of the\
+ run: docs/scheduling.md, \"${section:-The experiments and their latest\
+ results}\", ${1:-explains each target and what its miss shows}."
+}
 
 # ---- Results ----
 
@@ -291,40 +329,85 @@ lab_table ()  # lab_table TITLE SPEC...
 # A bar chart of the CSV by tools/bench-plot.gp: one cluster per value
 # of CLUSTER, one bar per value of SERIES, the height VALUE (column
 # names); only rows where the awk condition WHERE holds, in which
-# v("column") is the row's value of a column.  $out/$exp-NAME.png (with its data in .dat).
+# v("column") is the row's value of a column.  A series with no value
+# in any cluster is left out (no legend entry for it); a bar whose row
+# the host limited (lab_bars_host) is hatched and starred.
+# $out/$exp-NAME.png, its data in .dat: per series its value, min, max
+# (the value) and host_limited (1 or 0).
 lab_bars ()  # lab_bars NAME TITLE YLABEL[:log] CLUSTER SERIES VALUE [WHERE]
 {
-  local name=$exp-$1 ylabel=${3%:log} logy=0 dat nseries
+  local name=$exp-$1 ylabel=${3%:log} logy=0 dat counts
   [[ $3 == *:log ]] && logy=1
   dat=$out/$name.dat
-  nseries=$(awk -F, -v cf="$4" -v sf="$5" -v vf="$6" -v dat="$dat" '
+  counts=$(awk -F, -v cf="$4" -v sf="$5" -v vf="$6" -v dat="$dat" \
+             -v limit=$BUSY_LIMIT "$(lab_bars_host)"'
     function v(name) { return $col[name] }
     function keep() { return '"${7:-1}"' }
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     { if (!keep()) next
-      c = $col[cf]; s = $col[sf]
+      c = $col[cf]; s = $col[sf]; x = $col[vf]
       if (!(c in sc)) { sc[c] = 1; cl[++ncl] = c }
+      if (x == "" || x == "NA") next
       if (!(s in ss)) { ss[s] = 1; se[++nse] = s }
-      x = $col[vf]; val[c, s] = (x == "") ? "NA" : x
-      if (x != "" && x != "NA") drawn = 1 }
+      val[c, s] = x; host[c, s] = host_limited() }
     END {
-      if (!drawn) exit 1
+      if (nse == 0) exit 1
       printf "cluster" > dat
-      for (j = 1; j <= nse; j++) printf " %s min max", se[j] > dat
+      for (j = 1; j <= nse; j++) printf " %s min max host_limited", se[j] > dat
       printf "\n" > dat
       for (k = 1; k <= ncl; k++) {
         printf "%s", cl[k] > dat
         for (j = 1; j <= nse; j++) {
           x = ((cl[k], se[j]) in val) ? val[cl[k], se[j]] : "NA"
-          printf " %s %s %s", x, x, x > dat }
+          h = ((cl[k], se[j]) in host) ? host[cl[k], se[j]] : 0
+          marked += h
+          printf " %s %s %s %d", x, x, x, h > dat }
         printf "\n" > dat }
-      print nse }' "$csv") || { echo "lab: $name: no data to draw" >&2; return 1; }
+      print nse, marked + 0 }' "$csv") \
+    || { echo "lab: $name: no data to draw" >&2; return 1; }
   [ "$have_gnuplot" = 1 ] || return 0
   gnuplot -e "data='$dat'; out='$out/$name.png'" \
-    -e "title='$2'; ylabel='$ylabel'; logy=$logy; nseries=$nseries" \
+    -e "title=$(lab_gp_string "$2"); ylabel=$(lab_gp_string "$ylabel")" \
+    -e "logy=$logy; nseries=${counts% *}; marked=1; nmarked=${counts#* }" \
     "$topdir/tools/bench-plot.gp" 2> "$work/gnuplot.log" \
     || { echo "lab: gnuplot failed for $name:" >&2
          cat "$work/gnuplot.log" >&2; return 1; }
+}
+
+# The awk function host_limited() of lab_bars: the row's run was
+# limited by the host, as its table marks it -- limited_by "host" where
+# the CSV has that column (an experiment's own verdict, or
+# dmcrypt-trace's), else busy_pct below BUSY_LIMIT (awk's limit).
+lab_bars_host ()
+{
+  cat <<'EOA'
+    function host_limited(  b) {
+      if ("limited_by" in col) return $col["limited_by"] == "host"
+      if (!("busy_pct" in col)) return 0
+      b = $col["busy_pct"]
+      return b != "" && b != "NA" && b + 0 < limit }
+EOA
+}
+
+# TEXT as a gnuplot string in double quotes: backslashes and quotes
+# escaped, its lines (TEXT's own, and breaks between words to keep each
+# within WIDTH characters, default 100: a longer line, centred over a
+# plot beside its legend, is cut off at the canvas' edge) joined by \n.
+lab_gp_string ()  # lab_gp_string TEXT [WIDTH]
+{
+  printf '%s\n' "$1" | awk -v w="${2:-100}" '
+    function flush() { if (len) out = out (out == "" ? "" : "\\n") line
+                       line = ""; len = 0 }
+    { gsub(/\t/, " ")
+      n = split($0, word, / +/)
+      for (i = 1; i <= n; i++) {
+        if (word[i] == "") continue
+        if (len && len + 1 + length(word[i]) > w) flush()
+        x = word[i]; gsub(/\\/, "&&", x); gsub(/"/, "\\\\&", x)
+        line = line (len ? " " : "") x
+        len += (len ? 1 : 0) + length(word[i]) }
+      flush() }
+    END { printf "\"%s\"\n", out }'
 }
 
 # The experiment's exit status: non-zero when a run failed.
@@ -369,22 +452,33 @@ lab_seq_write ()  # lab_seq_write LABEL PLUGIN-ARGS...
   lab_result "$seq_mb_s MB/s, $seq_pct % sequential"
 }
 
-# The sector-over-time plot of the last run (dmcrypt-trace --png), and
-# its events as CSV for lab_sector_zoom.
-lab_sector_plot ()  # lab_sector_plot NAME
+# The sector-over-time plot of the last run (dmcrypt-trace --png),
+# titled with the experiment, the run's id, label and RESULT (its
+# figures) and on a second line its set-up; dmcrypt-trace adds the
+# device's busy time, HOST-LIMITED below 95 %.  Its events as CSV, and
+# whether the host limited it ("BUSY-% host|device"), for
+# lab_sector_zoom.
+lab_sector_plot ()  # lab_sector_plot NAME [RESULT]
 {
+  local title
   [ "$have_gnuplot" = 1 ] || return 0
-  "$trace_tool" --png "$out/$exp-$1.png" --csv "$work/$1.events.csv" \
-    "$run_trace" > /dev/null 2> "$work/png.log" \
+  title="$exp, run $run_id: $run_label${2:+: $2}"
+  title+=$'\n'"$run_setup"
+  echo "$(lab_busy_pct) $(lab_host_limited && echo host || echo device)" \
+    > "$work/$1.limited"
+  "$trace_tool" --png "$out/$exp-$1.png" --title "$title" \
+    --csv "$work/$1.events.csv" "$run_trace" > /dev/null 2> "$work/png.log" \
     || { echo "lab: no $exp-$1.png:" >&2; cat "$work/png.log" >&2; return 1; }
 }
 
 # The first SECONDS of several runs' dispatches in one plot, each a line
 # from dispatch to dispatch (the order the device saw them); the runs
-# by the names they were given to lab_sector_plot, LABEL:NAME.
+# by the names they were given to lab_sector_plot, LABEL:NAME, each
+# named LABEL in the legend, HOST-LIMITED where the host limited it.
+# A run without dispatches in the window has no line and no entry.
 lab_sector_zoom ()  # lab_sector_zoom NAME TITLE SECONDS LABEL:NAME...
 {
-  local name=$exp-$1 title=$2 secs=$3 plots= p dat
+  local name=$exp-$1 title=$2 secs=$3 plots= p dat key busy limited
   shift 3
   [ "$have_gnuplot" = 1 ] || return 0
   for p in "$@"; do
@@ -396,27 +490,25 @@ lab_sector_zoom ()  # lab_sector_zoom NAME TITLE SECONDS LABEL:NAME...
       $1 - t0 <= s { print ($1 - t0) * 1000, $4 / 2048 }' \
       "$work/${p#*:}.events.csv" > "$dat" 2>/dev/null
     [ -s "$dat" ] || continue
+    key=${p%%:*} busy= limited=
+    read -r busy limited < "$work/${p#*:}.limited" 2> /dev/null
+    [ "$limited" != host ] || key+=", HOST-LIMITED (busy $busy %)"
     plots+="${plots:+, }'$dat' using 1:2 with linespoints pt 7 ps 0.6"
-    plots+=" title '${p%%:*}'"
+    plots+=" title $(lab_gp_string "$key")"
   done
   [ -n "$plots" ] || return 0
-  cat > "$work/zoom.gp" <<EOF
-if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
-  set terminal pngcairo size 1100,600 noenhanced font "sans,10"
-} else {
-  set terminal png size 1100,600 noenhanced
-}
-set output '$out/$name.png'
-set title '$title'
-set key outside right top
+  {
+    lab_gnuplot_png "$out/$name.png" 1100 600
+    cat <<EOG
+set title $(lab_gp_string "$title")
+set key outside right top vertical
 set grid
 set xlabel 'model time from the first dispatch (ms)'
 set ylabel 'offset dispatched (MiB)'
 plot $plots
-EOF
-  gnuplot "$work/zoom.gp" 2> "$work/gnuplot.log" \
-    || { echo "lab: gnuplot failed for $name:" >&2
-         cat "$work/gnuplot.log" >&2; return 1; }
+EOG
+  } > "$work/zoom.gp"
+  lab_gnuplot_run "$name" "$work/zoom.gp"
 }
 
 # ---- Runs one IO at a time, and the events of a trace ----
@@ -491,7 +583,7 @@ lab_sector_scatter ()  # lab_sector_scatter NAME TITLE TRACE [FROM TO]
   {
     lab_gnuplot_png "$out/$name.png" 1100 600
     cat <<EOG
-set title '$title'
+set title $(lab_gp_string "$title")
 set grid
 set xlabel 'model time from the run start (s)'
 set ylabel 'sector dispatched (512 B)'
@@ -516,7 +608,7 @@ lab_event_lanes ()  # lab_event_lanes NAME TITLE PANEL...
   {
     lab_gnuplot_png "$out/$name.png" 1100 $((170 * n + 60))
     cat <<EOG
-set multiplot layout $n,1 title '$title'
+set multiplot layout $n,1 title $(lab_gp_string "$title")
 set yrange [0.5:6.5]
 set ytics ("C" 1, "D" 2, "UT" 3, "U" 4, "P" 5, "Q" 6)
 set grid xtics
@@ -526,7 +618,7 @@ EOG
     for p in "$@"; do
       i=$((i + 1))
       lab_event_window "${p%%|*}" > "$work/lanes-$i.dat"
-      echo "set title '${p#*|}'"
+      echo "set title $(lab_gp_string "${p#*|}")"
       if [ -s "$work/lanes-$i.dat" ]; then
         echo "plot '$work/lanes-$i.dat' using 1:2 with points pt 7 ps 0.9"
       else

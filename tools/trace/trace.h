@@ -86,4 +86,12 @@ int summary_row (FILE *out, struct analysis *a, const char *trace,
 
 void analysis_free (struct analysis *a);
 
+/* --png (plot.c): draws run A from DATA (its PLOT rows, flushed) into
+ * PNG with gnuplot: sector over time, by direction, above MB/s over
+ * time, under TITLE (lines broken at '\n') and a last line on the
+ * device's busy time, HOST-LIMITED below BUSY_DEVICE_LIMITED.  Finishes
+ * A.  -1 when gnuplot could not be run or failed. */
+int plot_png (struct analysis *a, const char *data, const char *png,
+              const char *title);
+
 #endif /* DMCRYPT_TRACE_TOOL_H */
