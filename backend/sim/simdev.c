@@ -72,7 +72,7 @@ dispatch_one_locked (struct sim *s)
   start = device_start (s, rq, now);
   if (s->busy++ == 0)
     s->busy_since = start;
-  sim_event (s, 'D', rq->op, rq->sector, rq->nsect, 0);
+  sim_rq_event (s, 'D', rq, 0);
   sim_device_take_locked (s, rq, start, now);
   pthread_cond_signal (&s->io);
   return true;
@@ -236,7 +236,7 @@ completer_main (void *arg)
     s->st.late_ns += sim_now (s) - in.done_at;
     s->st.ios++;
     /* C before the tag is free: the next D comes after it. */
-    sim_event (s, 'C', in.rq->op, in.rq->sector, in.rq->nsect, in.err);
+    sim_rq_event (s, 'C', in.rq, in.err);
     s->freed_at = in.done_at;
     if (--s->busy == 0)
       s->st.busy_ns += in.done_at - s->busy_since;
