@@ -185,6 +185,7 @@ complete_bios (struct sim *s, struct blkq_rq *rq, uint64_t done_at)
 {
   struct blkq_bio *bio = rq->bios, *next;
   struct sim_bio *sb;
+  uint64_t timer;
 
   rq->bios = NULL;
   for (; bio; bio = next) {
@@ -193,7 +194,15 @@ complete_bios (struct sim *s, struct blkq_rq *rq, uint64_t done_at)
     sb->done (sb->opaque, sb->err);
   }
   pthread_mutex_lock (&s->lock);
+  timer = blkq_next_timer (s->q);
   blkq_done (s->q, rq, done_at);
+  /* CFQ arms its idle timer at a completion (cfq_completed_request,
+   * cfq_arm_slice_timer): the dispatcher, asleep until the timer it
+   * knew of or until work comes, must learn of an earlier one, or a
+   * queue idled for an owner that sends nothing more is never
+   * expired and what other queues hold never goes. */
+  if (blkq_next_timer (s->q) < timer)
+    pthread_cond_signal (&s->work);
   sim_wake_granted_locked (s);
   while (dispatch_one_locked (s))
     ;
