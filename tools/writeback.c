@@ -98,6 +98,8 @@ usage (FILE *f, int status)
 "  --progress SECONDS      model seconds between progress lines (10;\n"
 "                          0: none)\n"
 "  --fsync-async           fsync's bios as plain writes, not REQ_SYNC\n"
+"  --fsync-spread          a what-if, not 3.16: fsync's bios on CPUs drawn\n"
+"                          as the background ones, not all on dd's\n"
 "  --dry-run               no server: print the bios\n"
 "  --dry-run-rate MB/s     the bios' completion rate then (default 170)\n"
 "Sizes take K, M, G (powers of 1024).  Each connection's export name\n"
@@ -164,7 +166,7 @@ parse_double (const char *s, double *v)
 
 enum { O_SIZE = 256, O_MEMORY, O_RATIO, O_BG_RATIO, O_BIO_MAX, O_CPUS,
        O_DD_CPU, O_BATCH, O_HZ, O_SEED, O_SPEED, O_PROGRESS, O_DRY,
-       O_DRY_RATE, O_FSYNC_ASYNC };
+       O_DRY_RATE, O_FSYNC_ASYNC, O_FSYNC_SPREAD };
 
 static const struct option longopts[] = {
   { "size", required_argument, NULL, O_SIZE },
@@ -182,6 +184,7 @@ static const struct option longopts[] = {
   { "dry-run", no_argument, NULL, O_DRY },
   { "dry-run-rate", required_argument, NULL, O_DRY_RATE },
   { "fsync-async", no_argument, NULL, O_FSYNC_ASYNC },
+  { "fsync-spread", no_argument, NULL, O_FSYNC_SPREAD },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 }
 };
@@ -212,6 +215,7 @@ set_option (struct options *o, int c, const char *v)
   case O_PROGRESS: return parse_double (v, &o->progress_s);
   case O_DRY: o->dry_run = true; return true;
   case O_FSYNC_ASYNC: o->fsync_async = true; return true;
+  case O_FSYNC_SPREAD: w->fsync_spread = true; return true;
   case O_DRY_RATE:
     if (!parse_double (v, &o->dry_rate_bps) || o->dry_rate_bps <= 0)
       return false;
@@ -280,12 +284,13 @@ print_setup (const struct options *o, const struct wb_model *m)
   printf ("writeback: dd of %.0f MiB, conv=fsync, %u CPU(s), dd on CPU %u;"
           " memory %.0f MiB: background %.0f MiB, setpoint %.0f MiB,"
           " limit %.0f MiB; bios up to %" PRIu64 " KiB; submit batch %u;"
-          " HZ %u; seed %" PRIu64 "; device-speed %g; fsync's bios %s\n",
+          " HZ %u; seed %" PRIu64 "; device-speed %g; fsync's bios %s%s\n",
           mib (m->total_pages), o->cfg.cpus, o->cfg.dd_cpu,
           o->cfg.memory_bytes / 1048576., mib (l->background),
           mib (l->setpoint), mib (l->thresh), o->cfg.bio_max_bytes >> 10,
           o->cfg.submit_batch, o->cfg.hz, o->cfg.seed, o->speed,
-          o->fsync_async ? "async" : "sync");
+          o->fsync_async ? "async" : "sync",
+          o->cfg.fsync_spread ? ", spread over the CPUs" : "");
 }
 
 static const char *
