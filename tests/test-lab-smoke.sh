@@ -134,9 +134,11 @@ check_seeds ()
   seeds_pngs="seeds-001-figures seeds-002-figures"
   grep -q '^seeds-[0-9]*,w-4cpu,' "$runs" \
     && seeds_pngs+=" seeds-2015-4cpu-nr128 seeds-2015-4cpu-nr128-fsync"
+  grep -q '^seeds-[0-9]*,w-spread,' "$runs" \
+    && seeds_pngs+=" seeds-2015-whatif-spread-fsync"
   grep -q '^seeds-[0-9]*,r-x25e-' "$runs" \
     && seeds_pngs+=" seeds-2010-x25e-events"
-  echo "ok: seeds: 8 rows, 15 runs ($n run, $((15 - n)) skipped)"
+  echo "ok: seeds: 8 rows, 19 runs ($n run, $((19 - n)) skipped)"
 }
 
 for e in "${expect[@]}"; do

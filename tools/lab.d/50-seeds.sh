@@ -410,13 +410,13 @@ seeds_table_rows ()
 # The what-ifs' figures, under the table: no row's, and no target.
 seeds_whatif_notes ()
 {
-  local k
+  local k fig
   for k in $seeds_whatifs; do
+    fig=$(awk -v f="${S_FIG[$k]:-NA}" 'BEGIN { if (f == "NA") print f
+            else printf "%.1f", f }')
     lab_note "what-if $k ($(seeds_setup_of "$k" | sed 's/.*kernel=/kernel=/')):" \
-      "$(awk -v f="${S_FIG[$k]:-NA}" 'BEGIN { if (f == "NA") print f
-        else printf "%.1f", f }') MB/s, $(seeds_div "${S_FIG[$k]:-NA}" \
-        "${S_FIG[w-4cpu]:-NA}")x the 4cpu-nr128 run" \
-      "${S_WHY[$k]:+(skipped: ${S_WHY[$k]})}"
+      "$fig MB/s, $(seeds_div "${S_FIG[$k]:-NA}" "${S_FIG[w-4cpu]:-NA}")x" \
+      "the 4cpu-nr128 run${S_WHY[$k]:+ (skipped: ${S_WHY[$k]})}"
   done
 }
 
@@ -510,6 +510,13 @@ seeds_sector_plots ()
   lab_sector_scatter 2015-4cpu-nr128-fsync "$(seeds_title w-4cpu \
     "Seed 001 4cpu-nr128, the first 0.25 s of fsync")" \
     "$(seeds_trace w-4cpu)" "$(awk -v q="$q" -v f="$f" \
+      'BEGIN { print q + f }')" "$(awk -v q="$q" -v f="$f" \
+      'BEGIN { print q + f + 0.25 }')"
+  [ -n "${S_FSYNC[w-spread]:-}" ] || return 0
+  q=$(seeds_first_q w-spread) f=${S_FSYNC[w-spread]}
+  lab_sector_scatter 2015-whatif-spread-fsync "$(seeds_title w-spread \
+    "What-if, not 3.16: the fsync bios spread over the CPUs, 0.25 s of \
+fsync")" "$(seeds_trace w-spread)" "$(awk -v q="$q" -v f="$f" \
       'BEGIN { print q + f }')" "$(awk -v q="$q" -v f="$f" \
       'BEGIN { print q + f + 0.25 }')"
 }
