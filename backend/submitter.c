@@ -4,13 +4,22 @@
 #include "submitter.h"
 
 static _Thread_local struct backend_submitter current = {
-  .context = 0, .cpu = -1, .name = NULL,
+  .context = 0, .cpu = -1, .name = NULL, .sync = false,
 };
 
 void
 backend_set_submitter (const struct backend_submitter *s)
 {
-  current = s ? *s : (struct backend_submitter) { 0, -1, NULL };
+  current = s ? *s : (struct backend_submitter) { 0, -1, NULL, false };
+}
+
+bool
+backend_submitter_set_sync (bool sync)
+{
+  bool was = current.sync;
+
+  current.sync = sync;
+  return was;
 }
 
 struct backend_submitter

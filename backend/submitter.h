@@ -33,14 +33,24 @@ struct backend_submitter
   /* The thread's name for the trace's [name] column; NULL: the
    * trace's own default. */
   const char *name;
+  /* Its writes are REQ_SYNC: fsync's WRITE_SYNC (REQ_SYNC | REQ_NOIDLE
+   * in 2.6.32, 3.16 and 4.0, include/linux/fs.h), which a dm-crypt
+   * clone inherits from its bio (clone_init: bi_rw).  Reads and
+   * flushes are sync whatever this says. */
+  bool sync;
 };
 
 /* Sets the calling thread's submitter (copied; NAME must outlive the
  * thread's use of it).  NULL resets it to "nobody said". */
 void backend_set_submitter (const struct backend_submitter *s);
 
-/* The calling thread's submitter: { 0, -1, NULL } unless set. */
+/* The calling thread's submitter: { 0, -1, NULL, false } unless set. */
 struct backend_submitter backend_submitter (void);
+
+/* Sets only whether the calling thread's writes are sync (a thread
+ * that submits the clones of other threads' bios, kcryptd or
+ * dmcrypt_write, says so per clone); returns what it was. */
+bool backend_submitter_set_sync (bool sync);
 
 /* The calling thread's modelled CPU if set, else the host CPU it runs
  * on (0 when that cannot be had). */

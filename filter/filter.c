@@ -186,7 +186,7 @@ filter_open (nbdkit_next_open *next, nbdkit_context *context, int readonly,
   }
   if (next (context, readonly, exportname) == -1)
     return NULL;
-  return volume_conn_new (volume);
+  return volume_conn_new (volume, exportname);
 }
 
 static void

@@ -90,7 +90,7 @@ static void *
 dmcrypt_open (int readonly)
 {
   (void) readonly;
-  return volume_conn_new (volume);
+  return volume_conn_new (volume, nbdkit_export_name ());
 }
 
 static void

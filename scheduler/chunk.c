@@ -219,13 +219,18 @@ count_dispatch (struct engine *e, struct chunk *c)
   return off;
 }
 
-/* The write itself may still be queued below when this returns. */
+/* The write itself may still be queued below when this returns.  The
+ * clone is sync if its request is, in whichever thread submits it (the
+ * request's, kcryptd, dmcrypt_write): clone_init copies the bio's
+ * bi_rw (drivers/md/dm-crypt.c, 2.6.32 to 4.x). */
 void
 chunk_dispatch_write (struct engine *e, struct chunk *c)
 {
   uint64_t off = count_dispatch (e, c);
+  bool was = backend_submitter_set_sync (c->req->sync);
 
   backend_submit_write (e->backend, c->data, c->len, off, write_done, c);
+  backend_submitter_set_sync (was);
 }
 
 /* The two halves of chunk_dispatch_write on a backend that writes

@@ -206,6 +206,12 @@ engine_submitter_cpu (const struct engine *e, unsigned connection)
   return (int) (connection % e->nworkers);
 }
 
+unsigned
+engine_cpus (const struct engine *e)
+{
+  return e->kp.series == KSERIES_NONE ? 0 : e->nworkers;
+}
+
 const char *
 engine_policy_names (void)
 {

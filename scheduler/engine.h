@@ -131,6 +131,8 @@ char *engine_format_stats (const struct engine_stats *st, char *buf,
  * kernel series, so that a client picks a CPU by its connection; -1
  * (the host's CPU) for dmcrypt's own pipeline. */
 int engine_submitter_cpu (const struct engine *e, unsigned connection);
+/* The modelled CPUs under a kernel series (workers=), 0 without one. */
+unsigned engine_cpus (const struct engine *e);
 /* Names of the write-out policies: "sorted fifo". */
 const char *engine_policy_names (void);
 

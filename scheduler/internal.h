@@ -99,6 +99,9 @@ struct request
   struct kbio bios[WAVE_CHUNKS];
   unsigned nbios;
   unsigned cpu;
+  /* A write of a submitter whose writes are sync (backend/submitter.h):
+   * its clones go down REQ_SYNC, whoever submits them. */
+  bool sync;
 };
 
 struct rqueue

@@ -114,7 +114,7 @@ fill_wave (struct engine *e, struct request *r, uint64_t *pos, uint64_t end,
     c->err = 0;
     c->wo.sector = (e->cfg.data_offset + *pos) >> SECTOR_SHIFT;
     c->wo.nsect = c->len >> SECTOR_SHIFT;
-    trace_queue (e, r->write ? "W" : "R", *pos, c->len);
+    trace_queue (e, !r->write ? "R" : r->sync ? "WS" : "W", *pos, c->len);
     *pos += c->len;
   }
   atomic_fetch_add_explicit (r->write ? &e->st.write_chunks
@@ -260,6 +260,7 @@ do_write (struct engine *e, const uint8_t *buf, uint64_t count,
     .e = e, .write = true, .src = buf, .src_offset = offset,
     .start = offset & ~(ss - 1),
     .end = (offset + count + ss - 1) & ~(ss - 1),
+    .sync = backend_submitter ().sync,
   };
   struct range_held held;
   int ret;

@@ -102,7 +102,7 @@ check_seeds ()
 {
   local csv=$tmp/out/seeds.csv runs=$tmp/out/seeds-runs.csv ran n bad
   expect_equal "seeds.csv header" \
-    "seed,case,published,lab,unit,ratio,mechanism,control,mechanism_off,off_factor,control2,mechanism_off2,off2_factor,busy_pct,host_pct,limited_by,run,control_run,control2_run,note" \
+    "seed,case,published,lab,unit,ratio,mechanism,control,mechanism_off,off_factor,control2,mechanism_off2,off2_factor,busy_pct,host_pct,limited_by,run,control_run,control2_run,note,control3,mechanism_off3,off3_factor,control4,mechanism_off4,off4_factor,control3_run,control4_run" \
     "$(head -n 1 "$csv")"
   expect_equal "seeds rows" "001 one-cpu 170 MB/s
 001 4cpu-nr128 20 MB/s
@@ -118,7 +118,7 @@ check_seeds ()
   expect_equal "seeds-runs.csv header" \
     "run,key,seed,device,device_speed,setup,figure,unit,busy_pct,host_pct,limited_by,wall_s,note" \
     "$(head -n 1 "$runs")"
-  [ "$(( $(wc -l < "$runs") - 1 ))" -eq 15 ] || fail "seeds-runs.csv: not 15 runs"
+  [ "$(( $(wc -l < "$runs") - 1 ))" -eq 19 ] || fail "seeds-runs.csv: not 19 runs"
   bad=$(awk -F, -v re="$number" 'NR > 1 && !(($1 != "" && $7 ~ re \
           && $9 ~ re) || ($1 == "" && $13 ~ /^skipped: /)) {
           print NR ": " $0; exit }' "$runs")
@@ -131,19 +131,23 @@ check_seeds ()
     grep -q -E "^\[$n/$n\] seeds: " "$tmp/stdout" \
       || fail "no progress line for seeds' last run"
   fi
-  for h in "x pub" control off "control 2" limited; do
+  for h in "x pub" control off "control 2" "control 4" limited; do
     grep -q -F -- "$h" "$tmp/out/seeds.txt" || fail "seeds.txt lacks '$h'"
   done
   grep -q '^target 001/4cpu-nr128' "$tmp/out/seeds.txt" \
     || fail "seeds.txt reports no targets"
+  grep -q '^what-if w-spread (kernel=3.16 ' "$tmp/out/seeds.txt" \
+    || fail "seeds.txt reports no what-if"
   grep -q 'is a finding, not an error' "$tmp/out/seeds.txt" \
     || fail "seeds.txt does not say what a miss means"
   seeds_pngs="seeds-001-figures seeds-002-figures"
   grep -q '^seeds-[0-9]*,w-4cpu,' "$runs" \
     && seeds_pngs+=" seeds-2015-4cpu-nr128 seeds-2015-4cpu-nr128-fsync"
+  grep -q '^seeds-[0-9]*,w-spread,' "$runs" \
+    && seeds_pngs+=" seeds-2015-whatif-spread-fsync"
   grep -q '^seeds-[0-9]*,r-x25e-' "$runs" \
     && seeds_pngs+=" seeds-2010-x25e-events"
-  echo "ok: seeds: 8 rows, 15 runs ($n run, $((15 - n)) skipped)"
+  echo "ok: seeds: 8 rows, 19 runs ($n run, $((19 - n)) skipped)"
 }
 
 # FIELD of EXP's first CSV row that has each COLUMN=VALUE.

@@ -104,6 +104,28 @@ check "hdd, kernel=2.6.32 (deadline, plugged)" 384 32 device=hdd \
   device-speed=20 kernel=2.6.32 elevator-params=fifo_batch=8
 check "hdd, kernel=2.6.32, cfq" 384 32 device=hdd device-speed=20 \
   kernel=2.6.32 elevator=cfq elevator-params=quantum=8,slice_idle=0
+# Under kernel= the export name says what NBD cannot: "cpu=1,sync"
+# makes the connection's writes REQ_SYNC (blktrace's WS at the engine,
+# in the block queue and at the device), each submitted by kcryptd/1
+# (3.16's per-CPU kcryptd, CPU 1 in the trace); a CPU the lab does not
+# model refuses the connection, naming the export name.
+rm -f trace
+timeout 300 nbdkit -U - "$plugin" file=img table=+table.txt trace=trace \
+  device=usb device-speed=50 kernel=3.16 workers=2 \
+  --run 'nbdcopy data.bin "$(echo "$uri" | sed "s|://[/]*?|:///cpu=1,sync?|")" &&
+         ! nbdcopy data.bin "$(echo "$uri" | sed "s|://[/]*?|:///cpu=2?|")" \
+           2>/dev/null' \
+  2> err.txt || { cat err.txt; fail "export names: the server failed"; }
+grep -q "export name: cpu=2: the lab models CPUs 0 to 1" err.txt \
+  || { cat err.txt; fail "cpu=2 not refused by its export name"; }
+awk '($6 == "Q" || $6 == "I" || $6 == "D") && $7 ~ /W/ {
+       n[$6]++; if ($7 != "WS") bad++; if ($6 == "I" && $2 != 1) cpu++ }
+     END { if (bad || cpu || !n["Q"] || !n["I"] || !n["D"]) {
+             print "writes not WS:", bad + 0, "I not on CPU 1:", cpu + 0
+             exit 1 } }' trace \
+  || fail "export name cpu=1,sync: the writes are not sync from CPU 1"
+echo "ok: export name cpu=1,sync: every write WS, queued from CPU 1"
+
 # The RAID cards hold up to 246 commands and reorder them (their disks'
 # tagged queues): the data still lands once, in order of no matter.
 check "x25e-raid10" 246 246 device=x25e-raid10 device-speed=2

@@ -1,10 +1,13 @@
 /* writeback: dd if=random of=FILE bs=1M conv=fsync onto btrfs, as Linux
  * 3.16's page cache wrote it back, against an NBD export: the flusher's
  * bios behind dd as the dirty limits allow, then fsync's, each sent on
- * the connection of the CPU that submitted it to dm-crypt (one
- * connection per CPU), then a flush.  The model is tools/pagecache/
- * (pagecache/model.h); docs/scheduling.md, "seeds", says where each piece of it
- * comes from.
+ * the connection of the CPU that submitted it to dm-crypt, then a
+ * flush.  Each connection says what the kernel knew of its bios in its
+ * export name (the plugin reads it under kernel=): "cpu=N" for a CPU's
+ * background bios, "cpu=N,sync" for fsync's, which were WRITE_SYNC
+ * (--fsync-async sends them as the others).  The model is
+ * tools/pagecache/ (pagecache/model.h); docs/scheduling.md, "seeds",
+ * says where each piece of it comes from.
  *
  *   writeback [OPTION...] URI
  *   writeback --dry-run [OPTION...]
@@ -42,6 +45,7 @@ struct options
   double progress_s;            /* model seconds between lines; 0: none */
   bool dry_run;
   double dry_rate_bps;          /* bytes a model second, --dry-run */
+  bool fsync_async;             /* fsync's bios without REQ_SYNC */
 };
 
 struct run;
@@ -60,7 +64,9 @@ struct run
 {
   const struct options *o;
   struct wb_model m;
-  struct nbd_handle *nbd[MAX_CPUS];
+  /* CPU c's connection is nbd[c], its sync one nbd[cpus + c]. */
+  struct nbd_handle *nbd[2 * MAX_CPUS];
+  unsigned nconn;
   char *buf;                    /* the bytes every bio writes */
   struct inflight *done;        /* completed, not yet told the model */
   int flush_error;
@@ -91,9 +97,13 @@ usage (FILE *f, int status)
 "  --speed N               the server's device-speed (default 1)\n"
 "  --progress SECONDS      model seconds between progress lines (10;\n"
 "                          0: none)\n"
+"  --fsync-async           fsync's bios as plain writes, not REQ_SYNC\n"
+"  --fsync-spread          a what-if, not 3.16: fsync's bios on CPUs drawn\n"
+"                          as the background ones, not all on dd's\n"
 "  --dry-run               no server: print the bios\n"
 "  --dry-run-rate MB/s     the bios' completion rate then (default 170)\n"
-"Sizes take K, M, G (powers of 1024).\n");
+"Sizes take K, M, G (powers of 1024).  Each connection's export name\n"
+"says its CPU and whether its writes are sync: cpu=N or cpu=N,sync.\n");
   exit (status);
 }
 
@@ -156,7 +166,7 @@ parse_double (const char *s, double *v)
 
 enum { O_SIZE = 256, O_MEMORY, O_RATIO, O_BG_RATIO, O_BIO_MAX, O_CPUS,
        O_DD_CPU, O_BATCH, O_HZ, O_SEED, O_SPEED, O_PROGRESS, O_DRY,
-       O_DRY_RATE };
+       O_DRY_RATE, O_FSYNC_ASYNC, O_FSYNC_SPREAD };
 
 static const struct option longopts[] = {
   { "size", required_argument, NULL, O_SIZE },
@@ -173,6 +183,8 @@ static const struct option longopts[] = {
   { "progress", required_argument, NULL, O_PROGRESS },
   { "dry-run", no_argument, NULL, O_DRY },
   { "dry-run-rate", required_argument, NULL, O_DRY_RATE },
+  { "fsync-async", no_argument, NULL, O_FSYNC_ASYNC },
+  { "fsync-spread", no_argument, NULL, O_FSYNC_SPREAD },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 }
 };
@@ -202,6 +214,8 @@ set_option (struct options *o, int c, const char *v)
   case O_SPEED: return parse_double (v, &o->speed) && o->speed > 0;
   case O_PROGRESS: return parse_double (v, &o->progress_s);
   case O_DRY: o->dry_run = true; return true;
+  case O_FSYNC_ASYNC: o->fsync_async = true; return true;
+  case O_FSYNC_SPREAD: w->fsync_spread = true; return true;
   case O_DRY_RATE:
     if (!parse_double (v, &o->dry_rate_bps) || o->dry_rate_bps <= 0)
       return false;
@@ -270,11 +284,13 @@ print_setup (const struct options *o, const struct wb_model *m)
   printf ("writeback: dd of %.0f MiB, conv=fsync, %u CPU(s), dd on CPU %u;"
           " memory %.0f MiB: background %.0f MiB, setpoint %.0f MiB,"
           " limit %.0f MiB; bios up to %" PRIu64 " KiB; submit batch %u;"
-          " HZ %u; seed %" PRIu64 "; device-speed %g\n",
+          " HZ %u; seed %" PRIu64 "; device-speed %g; fsync's bios %s%s\n",
           mib (m->total_pages), o->cfg.cpus, o->cfg.dd_cpu,
           o->cfg.memory_bytes / 1048576., mib (l->background),
           mib (l->setpoint), mib (l->thresh), o->cfg.bio_max_bytes >> 10,
-          o->cfg.submit_batch, o->cfg.hz, o->cfg.seed, o->speed);
+          o->cfg.submit_batch, o->cfg.hz, o->cfg.seed, o->speed,
+          o->fsync_async ? "async" : "sync",
+          o->cfg.fsync_spread ? ", spread over the CPUs" : "");
 }
 
 static const char *
@@ -433,19 +449,34 @@ flush_done (void *user_data, int *error)
   return 1;
 }
 
+/* A connection to URI whose export name says the CPU its bios come
+ * from and whether its writes are sync. */
+static struct nbd_handle *
+connect_as (const char *uri, unsigned cpu, bool sync)
+{
+  struct nbd_handle *h = nbd_create ();
+  char name[32];
+
+  snprintf (name, sizeof name, "cpu=%u%s", cpu, sync ? ",sync" : "");
+  if (h == NULL || nbd_set_opt_mode (h, true) == -1
+      || nbd_connect_uri (h, uri) == -1
+      || nbd_set_export_name (h, name) == -1 || nbd_opt_go (h) == -1) {
+    fprintf (stderr, "writeback: %s (export %s): %s\n", uri, name,
+             nbd_get_error ());
+    exit (1);
+  }
+  return h;
+}
+
 static void
 connect_all (struct run *r)
 {
-  unsigned c;
+  unsigned cpus = r->o->cfg.cpus, c;
   int64_t size;
 
-  for (c = 0; c < r->o->cfg.cpus; c++) {
-    r->nbd[c] = nbd_create ();
-    if (r->nbd[c] == NULL || nbd_connect_uri (r->nbd[c], r->o->uri) == -1) {
-      fprintf (stderr, "writeback: %s: %s\n", r->o->uri, nbd_get_error ());
-      exit (1);
-    }
-  }
+  r->nconn = r->o->fsync_async ? cpus : 2 * cpus;
+  for (c = 0; c < r->nconn; c++)
+    r->nbd[c] = connect_as (r->o->uri, c % cpus, c >= cpus);
   size = nbd_get_size (r->nbd[0]);
   if (size < 0 || (uint64_t) size < r->o->cfg.file_bytes) {
     fprintf (stderr, "writeback: the export (%" PRId64 " bytes) is smaller"
@@ -454,18 +485,21 @@ connect_all (struct run *r)
   }
 }
 
+/* A bio goes on its CPU's connection, fsync's on its sync one. */
 static void
 submit (struct run *r, const struct wb_bio *bio)
 {
   struct inflight *f = malloc (sizeof *f);
   nbd_completion_callback cb = { .callback = bio_done, .user_data = f };
+  unsigned c = bio->cpu + (bio->sync && !r->o->fsync_async
+                           ? r->o->cfg.cpus : 0);
 
   if (f == NULL) {
     perror ("writeback: malloc");
     exit (1);
   }
   *f = (struct inflight) { .bio = *bio, .run = r };
-  if (nbd_aio_pwrite (r->nbd[bio->cpu], r->buf, bio->length_bytes,
+  if (nbd_aio_pwrite (r->nbd[c], r->buf, bio->length_bytes,
                       bio->offset_bytes, cb, 0) == -1) {
     fprintf (stderr, "writeback: write at %" PRIu64 ": %s\n",
              bio->offset_bytes, nbd_get_error ());
@@ -479,8 +513,8 @@ submit (struct run *r, const struct wb_bio *bio)
 static void
 poll_once (struct run *r)
 {
-  struct pollfd fds[MAX_CPUS];
-  unsigned c, n = r->o->cfg.cpus, dir;
+  struct pollfd fds[2 * MAX_CPUS];
+  unsigned c, n = r->nconn, dir;
   int rc = 0;
 
   for (c = 0; c < n; c++) {
@@ -552,7 +586,7 @@ flush (struct run *r)
   unsigned dd = r->o->cfg.dd_cpu, c;
   bool one = nbd_can_multi_conn (r->nbd[dd]) == 1;
 
-  for (c = 0; c < r->o->cfg.cpus; c++)
+  for (c = 0; c < r->nconn; c++)
     if (!one || c == dd)
       flush_one (r, c);
   wb_flushed (&r->m, model_ns (r));
@@ -613,7 +647,7 @@ main (int argc, char **argv)
     make_buffer (&r);
     connect_all (&r);
     run_against_server (&r);
-    for (c = 0; c < o.cfg.cpus; c++) {
+    for (c = 0; c < r.nconn; c++) {
       nbd_shutdown (r.nbd[c], 0);
       nbd_close (r.nbd[c]);
     }

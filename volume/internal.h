@@ -29,6 +29,17 @@ int lab_wrap_backend (struct dmcrypt_volume *v);
 int lab_start (struct dmcrypt_volume *v);
 void lab_attach_trace (struct dmcrypt_volume *v);
 
+/* facts.c: a lab client's export name under kernel= -- "cpu=N",
+ * "sync", comma-separated -- into F (cpu -1 and sync false when not
+ * said); CPUS is the number of modelled CPUs.  Returns 0 or -1 after
+ * nbdkit_error naming the export name. */
+struct conn_facts
+{
+  int cpu;                      /* the submitting CPU; -1: by index */
+  bool sync;                    /* its writes are REQ_SYNC */
+};
+int conn_facts_parse (const char *name, unsigned cpus, struct conn_facts *f);
+
 /* mapping.c: V->dm from V->table (consumed) and the engine's
  * parameters.  Returns 0 or -1 after nbdkit_error. */
 int mapping_open (struct dmcrypt_volume *v);

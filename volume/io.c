@@ -11,20 +11,28 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/kseries.h"
 #include "../backend/submitter.h"
 #include "internal.h"
 
 struct dmcrypt_conn *
-volume_conn_new (struct dmcrypt_volume *v)
+volume_conn_new (struct dmcrypt_volume *v, const char *export_name)
 {
-  struct dmcrypt_conn *conn = malloc (sizeof *conn);
+  struct conn_facts facts = { .cpu = -1, .sync = false };
+  struct dmcrypt_conn *conn;
 
-  if (conn == NULL) {
+  if (v->params.kernel != KSERIES_NONE
+      && conn_facts_parse (export_name,
+                           engine_cpus (dm_engine (v->dm)), &facts) == -1)
+    return NULL;
+  if ((conn = malloc (sizeof *conn)) == NULL) {
     nbdkit_error ("malloc: %m");
     return NULL;
   }
   conn->volume = v;
   conn->index = atomic_fetch_add (&v->connections, 1);
+  conn->cpu = facts.cpu;
+  conn->sync = facts.sync;
   dm_opened (v->dm);
   return conn;
 }
@@ -38,15 +46,17 @@ volume_conn_free (struct dmcrypt_conn *conn)
 }
 
 /* The request thread submits for CONN's client: its io_context, and
- * under kernel= its modelled CPU, for the block layer below (CFQ's
- * queue per process, a per-CPU kcryptd) and the trace. */
+ * under kernel= its modelled CPU and whether its writes are sync, for
+ * the block layer below (CFQ's queue per process, a per-CPU kcryptd)
+ * and the trace. */
 static void
 set_submitter (const struct dmcrypt_conn *conn, const struct engine *e)
 {
   struct backend_submitter s = {
     .context = conn->index % SUBMITTER_CLIENTS_MAX + 1,
-    .cpu = engine_submitter_cpu (e, conn->index),
-    .name = NULL,
+    .cpu = conn->cpu >= 0 ? conn->cpu
+      : engine_submitter_cpu (e, conn->index),
+    .name = NULL, .sync = conn->sync,
   };
 
   backend_set_submitter (&s);

@@ -107,14 +107,19 @@ void volume_free (struct dmcrypt_volume *v);
  * in the order connections were opened.  A client process is a
  * connection: its requests are submitted with io_context INDEX + 1 and,
  * under kernel=, from modelled CPU INDEX modulo the CPUs (workers=)
- * (backend/submitter.h). */
+ * unless its export name said another ("cpu=N"), with its writes sync
+ * when the name said "sync" (backend/submitter.h, facts.c). */
 struct dmcrypt_conn
 {
   struct dmcrypt_volume *volume;
   unsigned index;
+  int cpu;                      /* the export name's cpu=; -1: none */
+  bool sync;                    /* the export name's sync */
 };
-/* Counted in the mapping's open count.  NULL after nbdkit_error. */
-struct dmcrypt_conn *volume_conn_new (struct dmcrypt_volume *v);
+/* Counted in the mapping's open count.  EXPORT_NAME is the client's
+ * (NULL: ""), read under kernel= only.  NULL after nbdkit_error. */
+struct dmcrypt_conn *volume_conn_new (struct dmcrypt_volume *v,
+                                      const char *export_name);
 void volume_conn_free (struct dmcrypt_conn *conn);
 
 /* A request of CONN through the mapping's gate and the engine (dm_io).

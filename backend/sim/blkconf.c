@@ -94,6 +94,7 @@ static const struct tunable tunables[] = {
   { "back_seek_max", BLKQ_CFQ, COUNT, 0 },
   { "back_seek_penalty", BLKQ_CFQ, COUNT, 1 },
   { "low_latency", BLKQ_CFQ, BOOL, 0 },
+  { "close_cooperators", BLKQ_CFQ, BOOL, 0 },   /* the lab's own */
   { NULL, 0, 0, 0 },
 };
 
@@ -122,6 +123,7 @@ set_tunable (struct blkq_config *qc, const char *key, unsigned long v)
   else if (strcmp (key, "back_seek_penalty") == 0)
     c->back_seek_penalty = v;
   else if (strcmp (key, "low_latency") == 0) c->low_latency = v;
+  else if (strcmp (key, "close_cooperators") == 0) c->no_cooperators = !v;
 }
 
 static const char *
@@ -131,7 +133,8 @@ keys_of (enum blkq_elevator e)
     ? "fifo_batch, read_expire, write_expire, writes_starved"
     : "quantum, slice_idle, group_idle, slice_sync, slice_async, "
       "slice_async_rq, fifo_expire_sync, fifo_expire_async, "
-      "target_latency, back_seek_max, back_seek_penalty, low_latency";
+      "target_latency, back_seek_max, back_seek_penalty, low_latency, "
+      "close_cooperators";
 }
 
 /* One "key=value" of elevator-params (KEY_LEN bytes at ITEM). */

@@ -172,6 +172,9 @@ void cfq_add (struct blkq *q, struct request *r, uint64_t now);
 void cfq_front_merged (struct blkq *q, struct request *r);
 void cfq_requests_merged (struct blkq *q, struct request *a,
                           struct request *b);
+/* cfq_allow_merge: whether BIO may join R. */
+bool cfq_allow_merge (struct blkq *q, const struct request *r,
+                      const struct blkq_bio *bio);
 struct request *cfq_pick (struct blkq *q, uint64_t now, bool force);
 void cfq_completed (struct blkq *q, struct request *r, uint64_t now);
 /* ELV_MQUEUE_MUST: may exceed nr_requests (cfq_may_queue). */

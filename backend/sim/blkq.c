@@ -448,6 +448,18 @@ fits (const struct blkq *q, const struct request *r, uint64_t nsect)
   return r->rq.nsect + nsect <= q->cfg.max_sectors;
 }
 
+/* Whether A and B, contiguous, may become one request: within
+ * max_sectors, and under CFQ of one queue, as the requests a merged
+ * one is tried against are its neighbours in its own queue's sort
+ * tree (attempt_back_merge, attempt_front_merge through
+ * elv_rb_latter_request, elv_rb_former_request). */
+static bool
+may_merge (const struct blkq *q, const struct request *a,
+           const struct request *b)
+{
+  return a && b && fits (q, a, b->rq.nsect) && a->cfqq == b->cfqq;
+}
+
 /* The request of direction DIR in EP that ends (BY_END) or starts at
  * SECTOR, or NULL. */
 static struct request *
@@ -508,7 +520,7 @@ back_merge (struct blkq *q, struct epoch *ep, struct request *r,
   r->rq.nbios++;
   index_end (ep, r);
   next = find_at (ep, dir, false, end_of (r));
-  if (next && fits (q, r, next->rq.nsect))
+  if (may_merge (q, r, next))
     merge_requests (q, ep, r, next);
   return r;
 }
@@ -530,18 +542,24 @@ front_merge (struct blkq *q, struct epoch *ep, struct request *r,
   if (cfq_holds (q, ep))
     cfq_front_merged (q, r);
   prev = find_at (ep, dir, true, r->rq.sector);
-  if (prev && fits (q, prev, r->rq.nsect)) {
+  if (may_merge (q, prev, r)) {
     merge_requests (q, ep, prev, r);
     return prev;
   }
   return r;
 }
 
+/* Whether BIO may join R: under CFQ only a request of the queue BIO's
+ * own request would go to (cfq_allow_merge). */
+static bool
+may_join (struct blkq *q, const struct request *r, const struct blkq_bio *bio)
+{
+  return r && fits (q, r, bio->nsect)
+    && (!q->cfq || cfq_allow_merge (q, r, bio));
+}
+
 /* A request BIO merged into, or NULL.  Only the newest epoch: a bio
- * never joins a request queued before a barrier it came after.  Under
- * CFQ a bio merges only into a request of its own queue
- * (cfq_allow_merge): its context's for sync bios, the shared async
- * queue's for the others; never a sync bio into an async request. */
+ * never joins a request queued before a barrier it came after. */
 static struct request *
 bio_merge (struct blkq *q, struct blkq_bio *bio)
 {
@@ -552,12 +570,10 @@ bio_merge (struct blkq *q, struct blkq_bio *bio)
   if (blkq_is_barrier (bio->op) || bio->nsect == 0)
     return NULL;
   r = find_at (ep, dir, true, bio->sector);
-  if (r && fits (q, r, bio->nsect) && (!q->cfq || r->rq.sync == bio->sync)
-      && (!q->cfq || !bio->sync || r->context == bio->context))
+  if (may_join (q, r, bio))
     return back_merge (q, ep, r, bio);
   r = find_at (ep, dir, false, bio->sector + bio->nsect);
-  if (r && fits (q, r, bio->nsect) && (!q->cfq || r->rq.sync == bio->sync)
-      && (!q->cfq || !bio->sync || r->context == bio->context))
+  if (may_join (q, r, bio))
     return front_merge (q, ep, r, bio);
   return NULL;
 }

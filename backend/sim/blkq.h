@@ -82,6 +82,9 @@ struct blkq_cfq_tunables
   unsigned back_seek_max;       /* KiB; 0: 16384 */
   unsigned back_seek_penalty;   /* 0: 2 */
   int low_latency;              /* -1: the default (on) */
+  /* The lab's switch, no sysfs name: close cooperators not looked for
+   * (elevator-params close_cooperators=0); the kernel always did. */
+  bool no_cooperators;
 };
 
 struct blkq_bio                 /* one IO from above, owned by the caller */

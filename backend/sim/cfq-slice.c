@@ -109,6 +109,8 @@ cfq_service_tree_add (struct cfq_data *cd, struct cfq_queue *cq,
   tree_link (cd, cq, wl);
 }
 
+/* cfq_add_cfqq_rr and its cfq_resort_rr_list: the service tree, and
+ * the prio tree by its next request. */
 void
 cfq_add_rr (struct cfq_data *cd, struct cfq_queue *cq, uint64_t j)
 {
@@ -116,6 +118,7 @@ cfq_add_rr (struct cfq_data *cd, struct cfq_queue *cq, uint64_t j)
   cd->busy_queues++;
   cd->busy_sync_queues += cq->sync;
   cfq_service_tree_add (cd, cq, false, j);
+  cfq_ptree_add (cd, cq);
 }
 
 void
@@ -124,6 +127,7 @@ cfq_del_rr (struct cfq_data *cd, struct cfq_queue *cq)
   cq->on_rr = false;
   if (cq->wl >= 0)
     tree_unlink (cd, cq);
+  cfq_ptree_del (cd, cq);
   cd->busy_queues--;
   cd->busy_sync_queues -= cq->sync;
 }
@@ -199,7 +203,8 @@ set_active (struct cfq_data *cd, struct cfq_queue *cq, uint64_t j)
 }
 
 /* __cfq_slice_expired: what was left of a slice cut short (TIMED_OUT)
- * moves the queue forward in its tree next time. */
+ * moves the queue forward in its tree next time; 3.16 marks a shared
+ * queue that seeks for splitting. */
 void
 cfq_slice_expired (struct cfq_data *cd, bool timed_out, uint64_t j)
 {
@@ -210,6 +215,8 @@ cfq_slice_expired (struct cfq_data *cd, bool timed_out, uint64_t j)
   if (cq->wait_request)
     cd->idle_timer = UINT64_MAX;
   cq->wait_request = cq->wait_busy = false;
+  if (cd->v316 && cq->coop && cfq_seeky (cd, cq))
+    cq->split_coop = true;
   if (timed_out && (cd->v316 || !cq->slice_new))
     cq->slice_resid = cq->slice_new ? (int64_t) scaled_slice (cd, cq)
       : (int64_t) cq->slice_end - (int64_t) j;
@@ -221,10 +228,12 @@ cfq_slice_expired (struct cfq_data *cd, bool timed_out, uint64_t j)
     if (cq->on_rr && cq->sort == NULL)
       cfq_del_rr (cd, cq);
   }
-  if (cq->on_rr)
+  if (cq->on_rr) {
     cfq_service_tree_add (cd, cq, false, j);
+    cfq_ptree_add (cd, cq);
+  }
   cd->active = NULL;
-  cd->active_cic = false;
+  cd->active_cic = NULL;
 }
 
 /* ---- 3.16's workloads ---- */
@@ -300,11 +309,12 @@ cfq_should_idle (const struct cfq_data *cd, const struct cfq_queue *cq)
     && !cfq_ttime_big (&cd->st_ttime[cq->wl], cd->slice_idle);
 }
 
-/* 2.6.32's cfq_select_queue. */
+/* 2.6.32's cfq_select_queue: an emptied queue with a close
+ * cooperator hands the disk to it. */
 static struct cfq_queue *
 select_2632 (struct cfq_data *cd, uint64_t j)
 {
-  struct cfq_queue *cq = cd->active;
+  struct cfq_queue *cq = cd->active, *coop = NULL;
 
   if (cq == NULL)
     goto new_queue;
@@ -312,20 +322,26 @@ select_2632 (struct cfq_data *cd, uint64_t j)
     goto expire;
   if (cq->sort)
     return cq;
+  if ((coop = cfq_close_cooperator (cd, cq)) != NULL) {
+    if (!cq->new_cfqq)
+      cfq_setup_merge (cq, coop);
+    goto expire;
+  }
   if (cd->idle_timer != UINT64_MAX || (cq->dispatched && cq->idle_window))
     return NULL;
  expire:
   cfq_slice_expired (cd, false, j);
  new_queue:
-  set_active (cd, next_queue (cd, j), j);
+  set_active (cd, coop ? coop : next_queue (cd, j), j);
   return cd->active;
 }
 
-/* 3.16's cfq_select_queue. */
+/* 3.16's cfq_select_queue: as 2.6.32's, the cooperator served within
+ * the workload that was being served (no cfq_choose_cfqg). */
 static struct cfq_queue *
 select_316 (struct cfq_data *cd, uint64_t j)
 {
-  struct cfq_queue *cq = cd->active;
+  struct cfq_queue *cq = cd->active, *coop = NULL;
 
   if (cq == NULL)
     goto new_queue;
@@ -341,6 +357,11 @@ select_316 (struct cfq_data *cd, uint64_t j)
   }
   if (cq->sort)
     return cq;
+  if ((coop = cfq_close_cooperator (cd, cq)) != NULL) {
+    if (!cq->new_cfqq)
+      cfq_setup_merge (cq, coop);
+    goto expire;
+  }
   if (cd->idle_timer != UINT64_MAX)
     return NULL;
   /* A deep seeky queue on a device faster than it: do not idle. */
@@ -359,7 +380,7 @@ select_316 (struct cfq_data *cd, uint64_t j)
  expire:
   cfq_slice_expired (cd, false, j);
  new_queue:
-  set_active (cd, next_queue (cd, j), j);
+  set_active (cd, coop ? coop : next_queue (cd, j), j);
   return cd->active;
 }
 
@@ -372,12 +393,15 @@ cfq_select_queue (struct cfq_data *cd, uint64_t j)
 /* ---- idling ---- */
 
 /* cfq_arm_slice_timer: the active queue emptied; wait slice_idle for
- * its next request rather than seek elsewhere. */
+ * its next request rather than seek elsewhere, unless the process of
+ * the slice's first request (active_cic) thinks longer than what is
+ * left of the slice. */
 void
 cfq_arm_slice_timer (struct blkq *q, uint64_t j)
 {
   struct cfq_data *cd = q->cfq;
   struct cfq_queue *cq = cd->active;
+  const struct cfq_cic *cic = cd->active_cic;
   unsigned sl = cd->slice_idle;
   bool group = false;
 
@@ -395,8 +419,10 @@ cfq_arm_slice_timer (struct blkq *q, uint64_t j)
   else if (!cd->slice_idle || !cq->idle_window
            || cd->rq_in_driver[0] + cd->rq_in_driver[1])
     return;
-  if (cq->ttime.samples > 80
-      && (int64_t) cq->slice_end - (int64_t) j < (int64_t) cq->ttime.mean)
+  if (cic == NULL)
+    return;
+  if (cic->ttime.samples > 80
+      && (int64_t) cq->slice_end - (int64_t) j < (int64_t) cic->ttime.mean)
     return;
   if (group && cd->busy_queues > 1)
     return;
@@ -423,8 +449,9 @@ cfq_should_wait_busy (const struct cfq_data *cd, const struct cfq_queue *cq,
     return false;
   if (cfq_slice_used (cq, j))
     return true;
-  if (cq->ttime.samples > 80
-      && (int64_t) cq->slice_end - (int64_t) j < (int64_t) cq->ttime.mean)
+  if (cd->active_cic && cd->active_cic->ttime.samples > 80
+      && (int64_t) cq->slice_end - (int64_t) j
+         < (int64_t) cd->active_cic->ttime.mean)
     return true;
   return cq->slice_end - j == 1;
 }

@@ -47,6 +47,7 @@ set_tunables (struct blkq *q, struct cfq_data *cd)
                          : 16 * 1024);
   cd->back_penalty = t->back_seek_penalty ? t->back_seek_penalty : 2;
   cd->latency = t->low_latency != 0;
+  cd->cooperators = !t->no_cooperators;
 }
 
 int
@@ -73,58 +74,48 @@ void
 cfq_exit (struct blkq *q)
 {
   struct cfq_queue *cq, *next;
+  struct cfq_cic *c, *cnext;
   unsigned i;
 
+  for (cq = q->cfq->queues; cq; cq = next) {
+    next = cq->all_next;
+    free (cq);
+  }
   for (i = 0; i < CFQ_BUCKETS; i++)
-    for (cq = q->cfq->hash[i]; cq; cq = next) {
-      next = cq->hash_next;
-      free (cq);
+    for (c = q->cfq->cics[i]; c; c = cnext) {
+      cnext = c->hash_next;
+      free (c);
     }
-  free (q->cfq->async_q);
   free (q->cfq);
   q->cfq = NULL;
 }
 
 /* ---- queues ---- */
 
+/* The queue a new request R goes to at jiffy J (cfq_set_request): its
+ * context's sync queue, or the shared async queue. */
 static struct cfq_queue *
-queue_new (struct blkq *q, unsigned context, bool sync)
-{
-  struct cfq_queue *cq = calloc (1, sizeof *cq);
-
-  if (cq == NULL)
-    abort ();                   /* out of memory: nothing sane to do */
-  cq->context = context;
-  cq->sync = sync;
-  cq->wl = -1;
-  cq->idle_window = sync;       /* cfq_init_cfqq */
-  /* The cic's think time starts now (cfq_cic_alloc, cfq_init_icq). */
-  cq->ttime.last_end_request = blkq_jiffies (q, q->now);
-  return cq;
-}
-
-/* The queue of CONTEXT's sync IO, or the shared async queue; NULL if
- * not there and not CREATE. */
-static struct cfq_queue *
-queue_of (struct blkq *q, unsigned context, bool sync, bool create)
+queue_for (struct blkq *q, const struct request *r, uint64_t j)
 {
   struct cfq_data *cd = q->cfq;
-  struct cfq_queue **b = &cd->hash[context % CFQ_BUCKETS], *cq;
+  struct cfq_cic *cic = cfq_cic_of (q, r->context, true);
 
-  if (!sync) {
-    if (cd->async_q == NULL && create)
-      cd->async_q = queue_new (q, 0, false);
-    return cd->async_q;
-  }
-  for (cq = *b; cq; cq = cq->hash_next)
-    if (cq->context == context)
-      return cq;
-  if (!create)
+  if (r->rq.sync)
+    return cfq_sync_queue (q, cic, j);
+  if (cd->async_q == NULL)
+    cd->async_q = cfq_queue_new (q, false);
+  return cd->async_q;
+}
+
+/* The queue CONTEXT's requests of class SYNC go to now, or NULL. */
+static struct cfq_queue *
+queue_of (struct blkq *q, unsigned context, bool sync)
+{
+  struct cfq_cic *cic = cfq_cic_of (q, context, false);
+
+  if (cic == NULL)
     return NULL;
-  cq = queue_new (q, context, true);
-  cq->hash_next = *b;
-  *b = cq;
-  return cq;
+  return sync ? cic->sync_q : q->cfq->async_q;
 }
 
 /* ---- the choice of the next request ---- */
@@ -229,16 +220,21 @@ add_rq_rb (struct blkq *q, struct request *r, uint64_t j)
   struct cfq_data *cd = q->cfq;
   struct cfq_queue *cq = r->cfqq;
 
+  struct request *prev = cq->next_rq;
+
   cq->queued++;
   r->cfq_node.key = r->rq.sector;
   tree_insert (&cq->sort, &r->cfq_node);
   if (!cq->on_rr)
     cfq_add_rr (cd, cq, j);
   cq->next_rq = choose_req (cd, cq->next_rq, r, cd->last_position);
+  if (cq->next_rq != prev)
+    cfq_ptree_add (cd, cq);
 }
 
 /* cfq_remove_request: out of its queue (2.6.32 takes an emptied queue
- * off the service tree at once, 3.16 at its slice's end). */
+ * off the service tree at once, 3.16 at its slice's end, but off the
+ * prio tree at once: cfq_del_rq_rb). */
 static void
 remove_request (struct cfq_data *cd, struct request *r)
 {
@@ -250,6 +246,8 @@ remove_request (struct cfq_data *cd, struct request *r)
   tree_remove (&cq->sort, &r->cfq_node);
   cq->queued--;
   cd->rq_queued--;
+  if (cq->sort == NULL)
+    cfq_ptree_del (cd, cq);
   if (!cd->v316 && cq->on_rr && cq->sort == NULL)
     cfq_del_rr (cd, cq);
 }
@@ -293,10 +291,22 @@ update_seek (struct cfq_data *cd, struct cfq_queue *cq,
     / cq->seek_samples;
 }
 
-/* cfq_update_idle_window: a sync queue idles unless its process thinks
- * longer than slice_idle or (3.16: shallow and) seeks. */
+/* A write that is sync is WRITE_SYNC, which carries REQ_NOIDLE in
+ * 2.6.32, 3.16 and 4.0 (include/linux/fs.h): "expect no request after
+ * this one". */
+static bool
+rq_noidle (const struct request *r)
+{
+  return r->rq.op == DEV_WRITE && r->rq.sync;
+}
+
+/* cfq_update_idle_window: a sync queue idles unless (3.16) its next
+ * request is REQ_NOIDLE, or its process -- the cic of the request just
+ * queued -- thinks longer than slice_idle or (3.16: shallow and)
+ * seeks. */
 static void
-update_idle_window (struct cfq_data *cd, struct cfq_queue *cq)
+update_idle_window (struct cfq_data *cd, struct cfq_queue *cq,
+                    const struct cfq_cic *cic)
 {
   unsigned idle = cd->slice_idle;
 
@@ -304,27 +314,17 @@ update_idle_window (struct cfq_data *cd, struct cfq_queue *cq)
     return;
   if (cd->v316 && cq->queued >= 4)
     cq->deep = true;
-  if (!cd->slice_idle
-      || (cd->v316 ? !cq->deep && cfq_seeky (cd, cq)
-          : !cd->latency && cd->hw_tag && cfq_seeky (cd, cq)))
+  if (cd->v316 && cq->next_rq && rq_noidle (cq->next_rq))
     cq->idle_window = false;
-  else if (cq->ttime.samples > 80) {
+  else if (!cd->slice_idle
+           || (cd->v316 ? !cq->deep && cfq_seeky (cd, cq)
+               : !cd->latency && cd->hw_tag && cfq_seeky (cd, cq)))
+    cq->idle_window = false;
+  else if (cic->ttime.samples > 80) {
     if (!cd->v316 && cq->seek_samples > 80 && cfq_seeky (cd, cq))
       idle = (CFQ_MIN_TT * cd->hz + 999) / 1000;
-    cq->idle_window = cq->ttime.mean <= idle;
+    cq->idle_window = cic->ttime.mean <= idle;
   }
-}
-
-static bool
-rq_close (const struct cfq_data *cd, const struct cfq_queue *cq,
-          const struct request *r)
-{
-  uint64_t pos = r->rq.sector, last = cd->last_position;
-  uint64_t d = pos >= last ? pos - last : last - pos;
-  uint64_t near = cd->v316 || cq->seek_samples <= 80 ? 8 * 1024
-    : cq->seek_mean;
-
-  return d <= near;
 }
 
 /* cfq_should_preempt: R, new in CQ, takes the disk from the active
@@ -353,7 +353,7 @@ should_preempt (struct cfq_data *cd, struct cfq_queue *cq,
   }
   if (!cd->active_cic || !act->wait_request)
     return false;
-  return rq_close (cd, act, r);
+  return cfq_rq_close (cd, act, r);
 }
 
 static void
@@ -375,17 +375,19 @@ enqueued (struct blkq *q, struct cfq_queue *cq, struct request *r,
           uint64_t j)
 {
   struct cfq_data *cd = q->cfq;
+  struct cfq_cic *cic = cfq_cic_of (q, r->context, true);
 
   cd->rq_queued++;
   if (!cd->v316 || cq->sync)
-    update_ttime (&cq->ttime, j, cd->slice_idle);
+    update_ttime (&cic->ttime, j, cd->slice_idle);
   if (cd->v316) {
     if (cq->sync && cq->wl >= 0)
       update_ttime (&cd->st_ttime[cq->wl], j, cd->slice_idle);
     update_ttime (&cd->grp_ttime, j, cd->group_idle);
   }
   update_seek (cd, cq, r);
-  update_idle_window (cd, cq);
+  cfq_coop_seektime (cd, cq, j);
+  update_idle_window (cd, cq, cic);
   cq->last_request_pos = r->rq.sector + r->rq.nsect;
   if (cq == cd->active) {
     /* Idling for it: a request larger than a page, or other work,
@@ -408,7 +410,7 @@ void
 cfq_add (struct blkq *q, struct request *r, uint64_t now)
 {
   uint64_t j = blkq_jiffies (q, now);
-  struct cfq_queue *cq = queue_of (q, r->context, r->rq.sync, true);
+  struct cfq_queue *cq = queue_for (q, r, j);
 
   r->cfqq = cq;
   r->fifo_jiffies = j + q->cfq->fifo_expire[r->rq.sync];
@@ -427,14 +429,19 @@ cfq_front_merged (struct blkq *q, struct request *r)
   add_rq_rb (q, r, blkq_jiffies (q, q->now));
 }
 
-/* cfq_merged_requests: A absorbs B; A takes B's FIFO place if B is
- * older. */
+/* cfq_merged_requests: A absorbs B, which may be of another queue
+ * (attempt_merge asks nothing of the queues, nor of sync); A takes B's
+ * FIFO place if B is older and of its own queue.  3.16 also makes A
+ * its queue's next request where B was, and takes B's queue, emptied
+ * and not the active one, off the service tree (2.6.32's
+ * cfq_del_rq_rb did that for any queue). */
 void
 cfq_requests_merged (struct blkq *q, struct request *a, struct request *b)
 {
-  struct cfq_queue *cq = a->cfqq;
+  struct cfq_data *cd = q->cfq;
+  struct cfq_queue *cq = a->cfqq, *bq = b->cfqq;
 
-  if (b->fifo_jiffies < a->fifo_jiffies) {
+  if (b->fifo_jiffies < a->fifo_jiffies && cq == bq) {
     fifo_remove (cq, a);
     a->cfq_prev = b->cfq_prev;
     a->cfq_next = b;
@@ -445,7 +452,29 @@ cfq_requests_merged (struct blkq *q, struct request *a, struct request *b)
     b->cfq_prev = a;
     a->fifo_jiffies = b->fifo_jiffies;
   }
-  remove_request (q->cfq, b);
+  if (cd->v316 && cq->next_rq == b)
+    cq->next_rq = a;
+  remove_request (cd, b);
+  if (cd->v316 && bq->on_rr && bq->sort == NULL && bq != cd->active)
+    cfq_del_rr (cd, bq);
+}
+
+/* cfq_allow_merge: BIO joins R only if R is of the queue BIO's own
+ * request would go to (its context's sync queue, or the async queue);
+ * never a sync bio into an async request. */
+bool
+cfq_allow_merge (struct blkq *q, const struct request *r,
+                 const struct blkq_bio *bio)
+{
+  struct cfq_queue *cq;
+
+  if (bio->sync && !r->rq.sync)
+    return false;
+  if (r->cfqq == NULL)          /* behind a barrier: not CFQ's yet */
+    return r->rq.sync == bio->sync
+      && (!bio->sync || r->context == bio->context);
+  cq = queue_of (q, bio->context, bio->sync);
+  return cq != NULL && cq == r->cfqq;
 }
 
 /* ---- dispatch ---- */
@@ -550,7 +579,8 @@ cfq_pick (struct blkq *q, uint64_t now, bool force)
   if ((r = check_fifo (cq, j)) == NULL)
     r = cq->next_rq;
   dispatch (cd, r);
-  cd->active_cic = true;
+  if (cd->active_cic == NULL)
+    cd->active_cic = cfq_cic_of (q, r->context, true);
   cq->slice_dispatch++;
   cq->must_dispatch = false;
   /* An async queue's slice ends after 2 x slice_async_rq x (8 - prio)
@@ -579,7 +609,7 @@ cfq_completed (struct blkq *q, struct request *r, uint64_t now)
   cq->dispatched--;
   cd->grp_dispatched--;
   if (r->rq.sync) {
-    cq->ttime.last_end_request = j;
+    cfq_cic_of (q, r->context, true)->ttime.last_end_request = j;
     if (!cd->v316)
       cd->last_end_sync = (int64_t) j;
     else {
@@ -603,9 +633,13 @@ cfq_completed (struct blkq *q, struct request *r, uint64_t now)
     cq->slice_end = j + (cd->slice_idle ? cd->slice_idle : cd->group_idle);
     cq->wait_busy = true;
   }
+  /* No idling with a close cooperator to serve instead; 2.6.32 none
+   * after a REQ_NOIDLE request either. */
   if (cfq_slice_used (cq, j))
     cfq_slice_expired (cd, true, j);
-  else if (r->rq.sync && cq->sort == NULL)
+  else if (r->rq.sync && cq->sort == NULL
+           && !cfq_close_cooperator (cd, cq)
+           && (cd->v316 || !rq_noidle (r)))
     cfq_arm_slice_timer (q, j);
 }
 
@@ -614,7 +648,7 @@ cfq_completed (struct blkq *q, struct request *r, uint64_t now)
 bool
 cfq_must_queue (struct blkq *q, unsigned context, bool sync)
 {
-  struct cfq_queue *cq = queue_of (q, context, sync, false);
+  struct cfq_queue *cq = queue_of (q, context, sync);
 
   if (cq == NULL || !cq->wait_request || cq->must_alloc_slice)
     return false;

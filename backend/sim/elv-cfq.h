@@ -9,13 +9,20 @@
  * first once per slice, idling slice_idle on a sync queue that emptied
  * (3.16 also group_idle), sync preempting async.
  *
- * What is not modelled: I/O priorities and classes (every queue is
- * best-effort at priority 4), cgroups (one group), close cooperators
- * (queue merging), metadata requests, hw_tag's estimation (a device of
- * 5 tags or more is taken for a queueing one, CFQ_HW_QUEUE_MIN).
+ * Close cooperators (cfq-coop.c): an emptied sync queue hands the disk
+ * at once to a sync queue whose next request lies close to where the
+ * head is (cfq_close_cooperator), and the two are merged into one
+ * shared queue at their processes' next requests (cfq_setup_merge,
+ * cfq_merge_cfqqs), split again once the shared queue seeks.
  *
- * Split in two: cfq-slice.c (service trees, slices, workloads, idling,
- * the idle timer) and elv-cfq.c (requests, dispatch, completion). */
+ * What is not modelled: I/O priorities and classes (every queue is
+ * best-effort at priority 4), cgroups (one group), metadata requests,
+ * hw_tag's estimation (a device of 5 tags or more is taken for a
+ * queueing one, CFQ_HW_QUEUE_MIN).
+ *
+ * Split in three: cfq-slice.c (service trees, slices, workloads,
+ * idling, the idle timer), cfq-coop.c (io_contexts, the prio tree,
+ * cooperators) and elv-cfq.c (requests, dispatch, completion). */
 #ifndef DMCRYPT_SIM_ELV_CFQ_H
 #define DMCRYPT_SIM_ELV_CFQ_H
 
@@ -36,9 +43,19 @@ struct cfq_ttime                /* think time, in jiffies */
   unsigned long total, samples, mean;
 };
 
-struct cfq_queue
+/* An io_context as CFQ knows it (3.16's struct cfq_io_cq, 2.6.32's
+ * cfq_io_context): the queue its sync requests go to, its think time. */
+struct cfq_cic
 {
   unsigned context;
+  struct cfq_queue *sync_q;     /* cic->cfqq[1]: NULL until its first
+                                   sync request, or after a split */
+  struct cfq_ttime ttime;
+  struct cfq_cic *hash_next;
+};
+
+struct cfq_queue
+{
   bool sync;
   struct tnode *sort;           /* queued requests by sector */
   struct request *fifo_head, *fifo_tail;
@@ -57,8 +74,20 @@ struct cfq_queue
   unsigned seek_samples;        /* 2.6.32 */
   uint64_t seek_total, seek_mean;
   uint32_t seek_history;        /* 3.16 */
-  struct cfq_ttime ttime;       /* its context's (the cic's) */
-  struct cfq_queue *hash_next;
+  /* Cooperation (cfq-coop.c). */
+  unsigned proc_refs;           /* cfqq_process_refs: the cics whose
+                                   queue it is, and those a merge into
+                                   it promised */
+  struct cfq_queue *new_cfqq;   /* where its cics go at their next
+                                   request (cfq_setup_merge) */
+  bool coop;                    /* shared by merged io_contexts */
+  bool split_coop;              /* 3.16: shared and seeky at its slice's
+                                   end: split at the next request */
+  bool seeky;                   /* 2.6.32: shared and seeky ... */
+  uint64_t seeky_start;         /* ... since then (jiffies) */
+  bool in_ptree;                /* on the prio tree (p_root) */
+  struct cfq_queue *ptree_next; /* that tree, as a list */
+  struct cfq_queue *all_next;   /* every queue, for cfq_exit */
 };
 
 struct cfq_data
@@ -70,12 +99,18 @@ struct cfq_data
   unsigned fifo_expire[2], target_latency, back_penalty;
   uint64_t back_max;            /* sectors */
   bool latency, hw_tag, nonrot;
+  bool cooperators;             /* the lab's switch: close cooperators
+                                   looked for (the kernel always did) */
   struct cfq_queue *async_q;
-  struct cfq_queue *hash[CFQ_BUCKETS];
+  struct cfq_cic *cics[CFQ_BUCKETS];
+  struct cfq_queue *queues;     /* all of them, by all_next */
+  struct cfq_queue *ptree;      /* prio_trees[4]: the queues with a
+                                   next request, by ptree_next */
   struct cfq_queue *tree[NWL];  /* sorted by rb_key; 2.6.32: tree[0] */
   unsigned tree_count[NWL];
   struct cfq_queue *active;
-  bool active_cic;              /* a request of the slice dispatched */
+  struct cfq_cic *active_cic;   /* the cic of the slice's first
+                                   dispatched request */
   unsigned busy_queues, busy_sync_queues, rq_queued;
   unsigned rq_in_driver[2];     /* by the requests' sync */
   unsigned rq_in_flight[2];     /* by the queues' sync (2.6.32's
@@ -112,5 +147,31 @@ bool cfq_should_wait_busy (const struct cfq_data *cd,
 bool cfq_seeky (const struct cfq_data *cd, const struct cfq_queue *cq);
 bool cfq_ttime_big (const struct cfq_ttime *t, unsigned slice);
 unsigned cfq_prio_slice (const struct cfq_data *cd, bool sync, int prio);
+
+/* cfq-coop.c */
+/* CONTEXT's cic, made if CREATE (at the queue's time); NULL if not. */
+struct cfq_cic *cfq_cic_of (struct blkq *q, unsigned context, bool create);
+/* A new queue, on the list of all. */
+struct cfq_queue *cfq_queue_new (struct blkq *q, bool sync);
+/* The sync queue a request of CIC goes to at jiffy J, split or merged
+ * first as cfq_set_request does. */
+struct cfq_queue *cfq_sync_queue (struct blkq *q, struct cfq_cic *cic,
+                                  uint64_t j);
+/* cfq_prio_tree_add: CQ on the tree by its next request, unless
+ * another queue's next request starts at the same sector; off it
+ * without one. */
+void cfq_ptree_add (struct cfq_data *cd, struct cfq_queue *cq);
+void cfq_ptree_del (struct cfq_data *cd, struct cfq_queue *cq);
+/* cfq_rq_close: R within the close distance of the head for CUR. */
+bool cfq_rq_close (const struct cfq_data *cd, const struct cfq_queue *cur,
+                   const struct request *r);
+/* A sync queue to serve instead of idling on CUR, or NULL. */
+struct cfq_queue *cfq_close_cooperator (const struct cfq_data *cd,
+                                        const struct cfq_queue *cur);
+void cfq_setup_merge (struct cfq_queue *cq, struct cfq_queue *new_cq);
+/* 2.6.32: a shared queue's seeky_start, after its seek mean changed at
+ * jiffy J. */
+void cfq_coop_seektime (const struct cfq_data *cd, struct cfq_queue *cq,
+                        uint64_t j);
 
 #endif /* DMCRYPT_SIM_ELV_CFQ_H */

@@ -32,22 +32,25 @@ sim_rwbs (enum dev_op op)
   }
 }
 
-void
-sim_event (struct sim *s, char action, enum dev_op op, uint64_t sector,
-           uint32_t nsect, int err)
+/* blkparse's rwbs: "WS" for a sync write, as blktrace marks REQ_SYNC. */
+static const char *
+rwbs_of (enum dev_op op, bool sync)
 {
-  if (s->self->trace)
-    trace_event (s->self->trace, action, sim_rwbs (op), sector, nsect, err);
+  return op == DEV_WRITE && sync ? "WS" : sim_rwbs (op);
 }
 
-/* blkparse's rwbs of a bio: "WS" for a sync write, as blktrace marks
- * REQ_SYNC. */
+void
+sim_rq_event (struct sim *s, char action, const struct blkq_rq *rq, int err)
+{
+  if (s->self->trace)
+    trace_event (s->self->trace, action, rwbs_of (rq->op, rq->sync),
+                 rq->sector, rq->nsect, err);
+}
+
 static const char *
 bio_rwbs (const struct blkq_bio *bio)
 {
-  if (bio->op == DEV_WRITE && bio->sync)
-    return "WS";
-  return sim_rwbs (bio->op);
+  return rwbs_of (bio->op, bio->sync);
 }
 
 void
@@ -232,8 +235,9 @@ split_locked (struct sim *s, struct sim_bio *sb)
   return true;
 }
 
-/* The bio's submitter, and whether the block layer counts it sync
- * (reads and flushes: REQ_SYNC). */
+/* The bio's submitter, and whether the block layer counts it sync:
+ * reads and flushes always, a write when its submitter says so
+ * (REQ_SYNC: rw_is_sync, include/linux/blkdev.h). */
 static void
 who_submits (struct sim_bio *sb)
 {
@@ -241,7 +245,8 @@ who_submits (struct sim_bio *sb)
   if (sb->who.cpu < 0)
     sb->who.cpu = (int) backend_submitter_cpu ();
   sb->bio.context = sb->who.context;
-  sb->bio.sync = sb->bio.op == DEV_READ || sb->bio.op == DEV_FLUSH;
+  sb->bio.sync = sb->bio.op == DEV_READ || sb->bio.op == DEV_FLUSH
+    || (sb->bio.op == DEV_WRITE && sb->who.sync);
 }
 
 static void

@@ -72,7 +72,7 @@ dispatch_one_locked (struct sim *s)
   start = device_start (s, rq, now);
   if (s->busy++ == 0)
     s->busy_since = start;
-  sim_event (s, 'D', rq->op, rq->sector, rq->nsect, 0);
+  sim_rq_event (s, 'D', rq, 0);
   sim_device_take_locked (s, rq, start, now);
   pthread_cond_signal (&s->io);
   return true;
@@ -185,6 +185,7 @@ complete_bios (struct sim *s, struct blkq_rq *rq, uint64_t done_at)
 {
   struct blkq_bio *bio = rq->bios, *next;
   struct sim_bio *sb;
+  uint64_t timer;
 
   rq->bios = NULL;
   for (; bio; bio = next) {
@@ -193,7 +194,15 @@ complete_bios (struct sim *s, struct blkq_rq *rq, uint64_t done_at)
     sb->done (sb->opaque, sb->err);
   }
   pthread_mutex_lock (&s->lock);
+  timer = blkq_next_timer (s->q);
   blkq_done (s->q, rq, done_at);
+  /* CFQ arms its idle timer at a completion (cfq_completed_request,
+   * cfq_arm_slice_timer): the dispatcher, asleep until the timer it
+   * knew of or until work comes, must learn of an earlier one, or a
+   * queue idled for an owner that sends nothing more is never
+   * expired and what other queues hold never goes. */
+  if (blkq_next_timer (s->q) < timer)
+    pthread_cond_signal (&s->work);
   sim_wake_granted_locked (s);
   while (dispatch_one_locked (s))
     ;
@@ -236,7 +245,7 @@ completer_main (void *arg)
     s->st.late_ns += sim_now (s) - in.done_at;
     s->st.ios++;
     /* C before the tag is free: the next D comes after it. */
-    sim_event (s, 'C', in.rq->op, in.rq->sector, in.rq->nsect, in.err);
+    sim_rq_event (s, 'C', in.rq, in.err);
     s->freed_at = in.done_at;
     if (--s->busy == 0)
       s->st.busy_ns += in.done_at - s->busy_since;

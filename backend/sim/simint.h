@@ -90,10 +90,10 @@ uint64_t sim_now (const struct sim *s);
 /* The CLOCK_MONOTONIC time at which the model's clock shows MODEL_NS. */
 struct timespec sim_wall_at (const struct sim *s, uint64_t model_ns);
 const char *sim_rwbs (enum dev_op op);
-/* A trace event, if tracing (the trace stamps it with the model's
- * clock). */
-void sim_event (struct sim *s, char action, enum dev_op op, uint64_t sector,
-                uint32_t nsect, int err);
+/* A trace event of RQ (D, C), if tracing (the trace stamps it with the
+ * model's clock). */
+void sim_rq_event (struct sim *s, char action, const struct blkq_rq *rq,
+                   int err);
 /* Queues SB (waiting while no request is free); SB->done runs later. */
 void sim_submit (struct sim *s, struct sim_bio *sb);
 /* The calling thread is about to sleep on its IO: blkq_unplug. */

@@ -16,6 +16,7 @@
 
 #include <openssl/evp.h>
 
+#include "../../backend/submitter.h"
 #include "../../volume/control/control.h"
 #include "../../volume/volume.h"
 #include "../nbdkit-stubs.h"
@@ -126,8 +127,8 @@ test_request_path (void)
   CHECK (v->params.type == VT_PLAIN);
   REQUIRE (volume_start (v) == 0, "start");
 
-  c1 = volume_conn_new (v);
-  c2 = volume_conn_new (v);
+  c1 = volume_conn_new (v, "");
+  c2 = volume_conn_new (v, "");
   REQUIRE (c1 && c2, "connections");
   CHECK (c1->index == 0 && c2->index == 1);
   dm_get_state (v->dm, &s);
@@ -179,7 +180,7 @@ test_sector_and_discards (void)
   REQUIRE (v, "open: %s", stub_last_error ());
   volume_block_sizes (v, &min, &pref);
   CHECK (min == 512 && pref == 4096);
-  c = volume_conn_new (v);
+  c = volume_conn_new (v, "");
   REQUIRE (c, "connection");
   memset (ones, 0xff, sizeof ones);
   CHECK (io (c, IO_WRITE, ones, sizeof ones, 0) == 0);
@@ -204,6 +205,58 @@ refused_by_lock (const char *const *extra, const char *words)
   CHECK_MSG (strstr (stub_last_error (), image)
              && strstr (stub_last_error (), words),
              "'%s' lacks '%s'", stub_last_error (), words);
+  volume_free (v);
+}
+
+/* Under kernel=, a connection's export name says what the kernel knew
+ * of its bios: "cpu=N" the submitting CPU (else the index modulo the
+ * CPUs), "sync" its writes REQ_SYNC; the request thread submits with
+ * them.  A name the lab cannot read refuses the connection with an
+ * error naming it; without kernel= the name is not read. */
+static void
+test_export_facts (void)
+{
+  struct dmcrypt_volume *v = open_plain (KV ("kernel", "3.16",
+                                             "workers", "4"));
+  struct dmcrypt_conn *plain, *facts;
+  struct backend_submitter by;
+  uint8_t block[4096] = { 0 };
+  static const char *const bad[] = { "cpu=4", "cpu=", "cpu=-1", "syncs",
+                                     "sync,,cpu=1", "volume" };
+  size_t i;
+
+  REQUIRE (v, "open: %s", stub_last_error ());
+  REQUIRE (volume_start (v) == 0, "start");
+  plain = volume_conn_new (v, NULL);
+  facts = volume_conn_new (v, "cpu=2,sync");
+  REQUIRE (plain && facts, "connections: %s", stub_last_error ());
+  CHECK (plain->cpu == -1 && !plain->sync);
+  CHECK (facts->cpu == 2 && facts->sync);
+  CHECK (io (facts, IO_WRITE, block, sizeof block, 0) == 0);
+  by = backend_submitter ();
+  CHECK (by.cpu == 2 && by.sync && by.context == facts->index + 1);
+  CHECK (io (plain, IO_WRITE, block, sizeof block, 0) == 0);
+  by = backend_submitter ();
+  CHECK (by.cpu == (int) (plain->index % 4) && !by.sync);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    stub_errors_reset ();
+    CHECK_MSG (volume_conn_new (v, bad[i]) == NULL,
+               "export name '%s' taken", bad[i]);
+    CHECK_MSG (strstr (stub_last_error (), "export name") != NULL,
+               "'%s': the error does not name the export name: %s", bad[i],
+               stub_last_error ());
+  }
+  volume_conn_free (plain);
+  volume_conn_free (facts);
+  volume_close (v);
+  volume_free (v);
+
+  v = open_plain (NULL);
+  REQUIRE (v && volume_start (v) == 0, "open: %s", stub_last_error ());
+  plain = volume_conn_new (v, "volume");
+  CHECK (plain && plain->cpu == -1 && !plain->sync);
+  volume_conn_free (plain);
+  volume_close (v);
   volume_free (v);
 }
 
@@ -277,7 +330,7 @@ test_filter_lower (void)
   CHECK_MSG (other != NULL, "the filter locked the layer below: %s",
              stub_last_error ());
   volume_free (other);
-  c = volume_conn_new (v);
+  c = volume_conn_new (v, "");
   REQUIRE (c, "connection");
   memset (buf, 0x5a, sizeof buf);
   CHECK (io (c, IO_WRITE, buf, sizeof buf, 8192) == 0);
@@ -406,6 +459,7 @@ main (void)
 
   test_request_path ();
   test_sector_and_discards ();
+  test_export_facts ();
   test_locks ();
   test_filter_lower ();
   test_control ();

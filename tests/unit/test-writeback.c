@@ -268,6 +268,17 @@ test_cpus (void)
     CHECK_MSG (per_cpu[i] * 4 > asyncs * 8 / 10
                && per_cpu[i] * 4 < asyncs * 12 / 10,
                "CPU %zu: %zu of %zu", i, per_cpu[i], asyncs);
+  /* The what-if: fsync's bios drawn as the others, every CPU some. */
+  c.fsync_spread = true;
+  wb_init (&m, &c);
+  run_in_order (&m, 1000, &t);
+  memset (per_cpu, 0, sizeof per_cpu);
+  for (i = 0; i < t.n; i++)
+    if (t.bios[i].sync)
+      per_cpu[t.bios[i].cpu]++;
+  for (i = 0; i < 4; i++)
+    CHECK_MSG (per_cpu[i] > 0, "fsync-spread: no fsync bio on CPU %zu", i);
+  c.fsync_spread = false;
   c.cpus = 1;
   c.dd_cpu = 0;
   wb_init (&m, &c);

@@ -6,6 +6,7 @@
 # four (nr_requests 128), ~56 MB/s with nr_requests 4096, 144 MB/s on
 # Linux 4.0.2.  Here tools/writeback writes as 3.16's page cache and
 # btrfs did, each bio on the connection of the CPU that submitted it,
+# fsync's marked sync (WRITE_SYNC) in their connection's export name,
 # onto device=usb through kernel=3.16 (a kcryptd per CPU) and 4.0.
 #
 # Seed 002 (dm-devel, 3 September 2010): seeker's random reads, one at a
@@ -50,15 +51,17 @@ seeds_hz=100             # Ubuntu 10.04's -server kernels: CONFIG_HZ_100
 seeds_dd_full=$((4 << 30)) seeds_dd_quick=$((256 << 20))
 
 # The rows, one per published figure: seed, case, published figure,
-# unit, the run, its mechanism, its control run and the control's name,
-# a second control run and its name.  A baseline has no control.
+# unit, the run, its mechanism, then up to four controls, each a run and
+# its name.  A baseline has no control.
 seeds_rows=()
 seeds_row () { seeds_rows+=("$(IFS='|'; echo "$*")"); }
 seeds_row 001 one-cpu 170 MB/s w-1cpu \
   "baseline: one CPU and one kcryptd (or no dm-crypt)" "" "" "" ""
 seeds_row 001 4cpu-nr128 20 MB/s w-4cpu \
-  "a kcryptd per CPU submits what it encrypted" \
-  w-1cpu "one CPU" w-4cpu-deadline elevator=deadline
+  "a kcryptd per CPU submits what it encrypted; fsync's writes sync in its CFQ queue; close cooperators" \
+  w-1cpu "one CPU" w-4cpu-deadline elevator=deadline \
+  w-4cpu-fsync-async "fsync's writes async" \
+  w-4cpu-nocoop "cooperators off"
 seeds_row 001 4cpu-nr4096 56 MB/s w-4096 \
   "4096 requests for the elevator to sort" \
   w-4cpu nr-requests=128 w-4096-deadline elevator=deadline
@@ -77,11 +80,18 @@ seeds_row 002 sas-dmcrypt 85 seeks/s r-sas-crypt \
 seeds_header=seed,case,published,lab,unit,ratio,mechanism,control
 seeds_header+=,mechanism_off,off_factor,control2,mechanism_off2,off2_factor
 seeds_header+=,busy_pct,host_pct,limited_by,run,control_run,control2_run,note
+seeds_header+=,control3,mechanism_off3,off3_factor,control4,mechanism_off4
+seeds_header+=,off4_factor,control3_run,control4_run
 seeds_runs_header=run,key,seed,device,device_speed,setup,figure,unit
 seeds_runs_header+=,busy_pct,host_pct,limited_by,wall_s,note
 seeds_runs="w-1cpu w-4cpu w-4096 w-40 w-4cpu-deadline w-4096-deadline
-            w-40-fifo r-x25e-raw r-x25e-crypt r-x25e-hz1000 r-x25e-kio
+            w-40-fifo w-4cpu-fsync-async w-4cpu-nocoop
+            r-x25e-raw r-x25e-crypt r-x25e-hz1000 r-x25e-kio
             r-sas-raw r-sas-crypt r-sas-hz1000 r-sas-kio"
+# What-ifs, no row's: the 4-CPU run with fsync's bios spread over the
+# CPUs (writeback --fsync-spread; 3.16 submitted them from dd's task),
+# and the same with them async.  Reported under the table.
+seeds_whatifs="w-spread w-spread-async"
 
 # ---- The runs ----
 
@@ -105,7 +115,9 @@ seeds_args ()  # seeds_args KEY
         *-deadline) run_args+=(elevator=deadline) ;;
         *) run_args+=(elevator=cfq) ;;
       esac
-      [ "$k" != w-40-fifo ] || run_args+=(scheduler=fifo) ;;
+      [ "$k" != w-40-fifo ] || run_args+=(scheduler=fifo)
+      [ "$k" != w-4cpu-nocoop ] \
+        || run_args+=(elevator-params=close_cooperators=0) ;;
     r-*)
       case $k in r-x25e-*) dev=x25e-raid10 ;; *) dev=sas15k-raid10 ;; esac
       run_device=$dev
@@ -128,16 +140,29 @@ seeds_args ()  # seeds_args KEY
   esac
 }
 
+# The writer's own options of run KEY: fsync's bios async (the control
+# for their sync flag), or spread over the CPUs (a what-if).
+seeds_writer_opts ()  # seeds_writer_opts KEY
+{
+  case $1 in
+    *-fsync-async) echo --fsync-async ;;
+    w-spread) echo --fsync-spread ;;
+    w-spread-async) echo --fsync-spread --fsync-async ;;
+  esac
+}
+
 # Run KEY's set-up for its progress line, plots and the runs' CSV: its
-# arguments, the table's cipher for the table and no image.
+# arguments, the table's cipher for the table and no image, and the
+# writer's own options.
 seeds_setup_of ()  # seeds_setup_of KEY
 {
   local a
   seeds_args "$1"
-  a=$(printf ' %s' "${run_args[@]}")
+  a="$(printf ' %s' "${run_args[@]}") $(seeds_writer_opts "$1")"
   a=$(sed -e 's/ file=[^ ]*//; s/ table=+[^ ]*\.null/ cipher_null/' \
         -e 's/ table=+[^ ]*\.essiv/ aes-cbc-essiv:sha256/' \
         -e 's/ table=+[^ ]*stick\.table/ aes-xts-plain64/' <<< "$a")
+  a=${a% }
   echo "${a# }"
 }
 
@@ -193,7 +218,7 @@ seeds_write ()  # seeds_write KEY
   rm -f "$work/client.out"
   client="$(printf '%q ' "$writeback" --size "$dd_bytes" \
               --memory "$dd_memory" --cpus "${cpus:-1}" --speed "$run_speed" \
-              --progress "$(lab_seconds 10 1)")"
+              --progress "$(lab_seconds 10 1)" $(seeds_writer_opts "$k"))"
   client+="\"\$uri\" > $(printf %q "$work/client.out")"
   client+=" 2> $(printf %q "$work/client.err")"
   if lab_run "$(seeds_setup_of "$k")" \
@@ -280,7 +305,7 @@ experiment ()
     || lab_die "cannot build tools/writeback"
   declare -gA S_FIG S_RUN S_BUSY S_HOST S_LIMITED S_FSYNC S_WHY
   seeds_images
-  for k in $seeds_runs; do
+  for k in $seeds_runs $seeds_whatifs; do
     if seeds_probe "$k"; then runnable+=("$k")
     else
       S_WHY[$k]=$seeds_why skipped=$((skipped + 1))
@@ -293,7 +318,7 @@ experiment ()
   runs_csv=$out/$exp-runs.csv
   echo "$seeds_runs_header" > "$runs_csv"
   rm -f "$out/$exp-progress.txt"
-  for k in $seeds_runs; do
+  for k in $seeds_runs $seeds_whatifs; do
     if [ -n "${S_WHY[$k]:-}" ]; then
       run_id= run_wall_s=NA
       seeds_args "$k"
@@ -306,6 +331,7 @@ experiment ()
   done
   seeds_table_rows
   seeds_targets
+  seeds_whatif_notes
   seeds_excerpt
   lab_table "Experiment seeds: the published figures of seeds 001 (dd of\
  $(lab_mib "$dd_bytes") onto device=usb) and 002 (seeker, 4 KiB reads at\
@@ -317,7 +343,9 @@ x pub = lab / published; off = the same run with the row's mechanism\
     seed:seed:%s case:case:%s published:published:%s lab:lab:%.1f \
     unit:unit:%s ratio:x_pub:%.2f control:control:%s \
     mechanism_off:off:%.1f off_factor:x:%.2f control2:control_2:%s \
-    mechanism_off2:off_2:%.1f off2_factor:x_2:%.2f busy_pct:busy_%:%.1f \
+    mechanism_off2:off_2:%.1f off2_factor:x_2:%.2f control3:control_3:%s \
+    mechanism_off3:off_3:%.1f off3_factor:x_3:%.2f control4:control_4:%s \
+    mechanism_off4:off_4:%.1f off4_factor:x_4:%.2f busy_pct:busy_%:%.1f \
     host_pct:host_%:%.1f limited_by:limited:%s
   seeds_plots
   lab_end
@@ -347,22 +375,48 @@ seeds_note ()  # seeds_note RUN...
   done
 }
 
+# A control's three cells: its name, its figure and its factor over
+# the row's LAB (empty for no control).
+seeds_control_cells ()  # seeds_control_cells RUN NAME LAB
+{
+  local off=NA
+  [ -z "$1" ] || off=${S_FIG[$1]:-NA}
+  printf '%s\n%s\n%s\n' "$2" "$( [ -n "$1" ] && echo "$off")" \
+    "$(seeds_div "$off" "$3")"
+}
+
 # seeds.csv: a row per published figure, from the runs' figures.
 seeds_table_rows ()
 {
-  local r seed case pub unit run mech c1 n1 c2 n2 lab off off2
+  local r seed case pub unit run mech c1 n1 c2 n2 c3 n3 c4 n4 lab
+  local -a k1 k2 k3 k4
   for r in "${seeds_rows[@]}"; do
-    IFS='|' read -r seed case pub unit run mech c1 n1 c2 n2 <<< "$r"
-    lab=${S_FIG[$run]:-NA} off=NA off2=NA
-    [ -z "$c1" ] || off=${S_FIG[$c1]:-NA}
-    [ -z "$c2" ] || off2=${S_FIG[$c2]:-NA}
+    IFS='|' read -r seed case pub unit run mech c1 n1 c2 n2 c3 n3 c4 n4 \
+      <<< "$r"
+    lab=${S_FIG[$run]:-NA}
+    mapfile -t k1 < <(seeds_control_cells "$c1" "$n1" "$lab")
+    mapfile -t k2 < <(seeds_control_cells "$c2" "$n2" "$lab")
+    mapfile -t k3 < <(seeds_control_cells "$c3" "$n3" "$lab")
+    mapfile -t k4 < <(seeds_control_cells "$c4" "$n4" "$lab")
     lab_row "$seed" "$case" "$pub" "$lab" "$unit" "$(seeds_div "$lab" "$pub")" \
-      "$mech" "$n1" "$( [ -n "$c1" ] && echo "$off")" \
-      "$(seeds_div "$off" "$lab")" "$n2" "$( [ -n "$c2" ] && echo "$off2")" \
-      "$(seeds_div "$off2" "$lab")" "${S_BUSY[$run]:-NA}" \
+      "$mech" "${k1[@]}" "${k2[@]}" "${S_BUSY[$run]:-NA}" \
       "${S_HOST[$run]:-NA}" "${S_LIMITED[$run]:-NA}" "${S_RUN[$run]:-}" \
       "${c1:+${S_RUN[$c1]:-}}" "${c2:+${S_RUN[$c2]:-}}" \
-      "$(seeds_note "$run" "$c1" "$c2")"
+      "$(seeds_note "$run" "$c1" "$c2" "$c3" "$c4")" "${k3[@]}" "${k4[@]}" \
+      "${c3:+${S_RUN[$c3]:-}}" "${c4:+${S_RUN[$c4]:-}}"
+  done
+}
+
+# The what-ifs' figures, under the table: no row's, and no target.
+seeds_whatif_notes ()
+{
+  local k fig
+  for k in $seeds_whatifs; do
+    fig=$(awk -v f="${S_FIG[$k]:-NA}" 'BEGIN { if (f == "NA") print f
+            else printf "%.1f", f }')
+    lab_note "what-if $k ($(seeds_setup_of "$k" | sed 's/.*kernel=/kernel=/')):" \
+      "$fig MB/s, $(seeds_div "${S_FIG[$k]:-NA}" "${S_FIG[w-4cpu]:-NA}")x" \
+      "the 4cpu-nr128 run${S_WHY[$k]:+ (skipped: ${S_WHY[$k]})}"
   done
 }
 
@@ -382,14 +436,14 @@ seeds_targets ()
       printf "target %s within 25 %% of %s %s: %.1f, %.2fx, %s\n", row,
         $c["published"], $c["unit"], $c["lab"], r,
         verdict(r >= 0.75 && r <= 1.25)
-      for (k = 1; k <= 2; k++) {
-        n = $c[k == 1 ? "control" : "control2"]
-        f = $c[k == 1 ? "off_factor" : "off2_factor"]
+      for (k = 1; k <= 4; k++) {
+        s = k == 1 ? "" : k
+        n = $c["control" s]
+        f = $c["off" s "_factor"]
         if (n == "") continue
         if (f == "NA") { printf "  control %s: not measured\n", n; continue }
         printf "  control %s twofold: %.1f %s, %.2fx, %s\n", n,
-          $c[k == 1 ? "mechanism_off" : "mechanism_off2"], $c["unit"], f,
-          verdict(factor(f) >= 2)
+          $c["mechanism_off" s], $c["unit"], f, verdict(factor(f) >= 2)
       } }' "$csv")
   lab_note "A MISSED target is a finding, not an error: docs/scheduling.md,\
  \"seeds\", says what each row's mechanism reproduces and what it refutes."
@@ -456,6 +510,13 @@ seeds_sector_plots ()
   lab_sector_scatter 2015-4cpu-nr128-fsync "$(seeds_title w-4cpu \
     "Seed 001 4cpu-nr128, the first 0.25 s of fsync")" \
     "$(seeds_trace w-4cpu)" "$(awk -v q="$q" -v f="$f" \
+      'BEGIN { print q + f }')" "$(awk -v q="$q" -v f="$f" \
+      'BEGIN { print q + f + 0.25 }')"
+  [ -n "${S_FSYNC[w-spread]:-}" ] || return 0
+  q=$(seeds_first_q w-spread) f=${S_FSYNC[w-spread]}
+  lab_sector_scatter 2015-whatif-spread-fsync "$(seeds_title w-spread \
+    "What-if, not 3.16: the fsync bios spread over the CPUs, 0.25 s of \
+fsync")" "$(seeds_trace w-spread)" "$(awk -v q="$q" -v f="$f" \
       'BEGIN { print q + f }')" "$(awk -v q="$q" -v f="$f" \
       'BEGIN { print q + f + 0.25 }')"
 }

@@ -22,7 +22,11 @@
  * queue_work, far quicker than the checksum that feeds it, so the drain
  * empties the list and sleeps every SUBMIT_BATCH bios; which CPU is
  * idle at each wake-up is a matter of the other threads the client
- * cannot see, so the model draws it uniformly from the CPUs. */
+ * cannot see, so the model draws it uniformly from the CPUs.
+ *
+ * fsync_spread is a what-if the sources do not support: fsync's bios
+ * drawn as the background ones are, as if dd's task moved to another
+ * CPU between its submissions. */
 #include "model.h"
 
 /* xorshift64*: the same draws on every system for one seed. */
@@ -41,7 +45,7 @@ next_random (uint64_t *state)
 unsigned
 wb_submit_cpu (struct wb_model *m, bool sync)
 {
-  if (sync)
+  if (sync && !m->cfg.fsync_spread)
     return m->cfg.dd_cpu;
   if (m->batch_left == 0) {
     /* The top bits: xorshift's low bits are its weakest. */

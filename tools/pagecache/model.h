@@ -48,6 +48,9 @@ struct wb_config
   unsigned dd_cpu;              /* the CPU dd runs on, < cpus */
   unsigned submit_batch;        /* bios the submit kworker sends per
                                    wake-up, >= 1 */
+  bool fsync_spread;            /* a what-if, not 3.16: fsync's bios
+                                   drawn over the CPUs as the background
+                                   ones are, not all on dd's */
   unsigned hz;                  /* CONFIG_HZ (Debian 8's 3.16: 250) */
   uint64_t seed;                /* of the wake-up CPUs' draw */
 };
@@ -161,9 +164,10 @@ void wb_bandwidth_update (struct wb_bandwidth *b, unsigned hz,
 
 /* ---- The submitting CPU (cpu.c) ---- */
 
-/* The CPU a bio is submitted from: fsync's on dd's CPU; a background
- * one on the submit kworker's, which after each SUBMIT_BATCH bios
- * sleeps and is woken on a CPU drawn uniformly. */
+/* The CPU a bio is submitted from: fsync's on dd's CPU (with
+ * fsync_spread, as a background one); a background one on the submit
+ * kworker's, which after each SUBMIT_BATCH bios sleeps and is woken on
+ * a CPU drawn uniformly. */
 unsigned wb_submit_cpu (struct wb_model *m, bool sync);
 
 #endif /* DMCRYPT_TOOLS_PAGECACHE_MODEL_H */
