@@ -138,7 +138,7 @@ check_seeds ()
     || fail "seeds.txt reports no targets"
   grep -q '^what-if w-spread (kernel=3.16 ' "$tmp/out/seeds.txt" \
     || fail "seeds.txt reports no what-if"
-  grep -q 'is a finding, not an error' "$tmp/out/seeds.txt" \
+  grep -q 'is a finding of the model, not an error' "$tmp/out/seeds.txt" \
     || fail "seeds.txt does not say what a miss means"
   seeds_pngs="seeds-001-figures seeds-002-figures"
   grep -q '^seeds-[0-9]*,w-4cpu,' "$runs" \
@@ -148,6 +148,24 @@ check_seeds ()
   grep -q '^seeds-[0-9]*,r-x25e-' "$runs" \
     && seeds_pngs+=" seeds-2010-x25e-events"
   echo "ok: seeds: 8 rows, 19 runs ($n run, $((19 - n)) skipped)"
+  # The bars of seed 001 marked as their own runs: the lab's as its row,
+  # the control's as the control's run.
+  "$PY" - "$tmp/out" <<'PYEOF' || fail "seeds-001-figures.dat: above"
+import csv, sys
+out = sys.argv[1]
+lim = {r["run"]: r["limited_by"]
+       for r in csv.DictReader(open(out + "/seeds-runs.csv"))}
+rows = [r for r in csv.DictReader(open(out + "/seeds.csv"))
+        if r["seed"] == "001"]
+dat = {l.split()[0]: l.split() for l in open(out + "/seeds-001-figures.dat")}
+for r in rows:
+    got = dat[r["case"]]
+    want_lab = str(int(r["limited_by"] == "host"))
+    want_off = str(int(lim.get(r["control_run"], "") == "host"))
+    if got[8] != want_lab or (r["control"] and got[12] != want_off):
+        sys.exit("%s: marks %s %s, not %s %s"
+                 % (r["case"], got[8], got[12], want_lab, want_off))
+PYEOF
 }
 
 # FIELD of EXP's first CSV row that has each COLUMN=VALUE.

@@ -445,8 +445,8 @@ seeds_targets ()
         printf "  control %s twofold: %.1f %s, %.2fx, %s\n", n,
           $c["mechanism_off" s], $c["unit"], f, verdict(factor(f) >= 2)
       } }' "$csv")
-  lab_note "A MISSED target is a finding, not an error: docs/scheduling.md,\
- \"seeds\", says what each row's mechanism reproduces and what it refutes."
+  lab_findings_note "says what each row's mechanism reproduces and what it\
+ refutes"
 }
 
 # The trace of run KEY, and its first Q's time (s from the run start).
@@ -469,15 +469,20 @@ seeds_title ()  # seeds_title KEY TEXT
 seeds_bars ()
 {
   local csv=$work/bars.csv
+  # Each bar marked as its own run: the row's, or its first control's
+  # (the runs' limited_by, from seeds-runs.csv).
   awk -F, -v OFS=, '
-    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
-              print "seed,case,series,value"; next }
-    { print $c["seed"], $c["case"], "published", $c["published"]
-      print $c["seed"], $c["case"], "lab", $c["lab"]
+    FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
+               if (FILENAME ~ /-runs\.csv$/) runs = 1
+               else { runs = 0; print "seed,case,series,value,limited_by" }
+               next }
+    runs { lim[$c["run"]] = $c["limited_by"]; next }
+    { print $c["seed"], $c["case"], "published", $c["published"], ""
+      print $c["seed"], $c["case"], "lab", $c["lab"], $c["limited_by"]
       print $c["seed"], $c["case"], "control",
-        ($c["control"] == "" ? "NA" : $c["mechanism_off"]) }' \
-    "$out/$exp.csv" > "$csv"
-  # No quote in a title: lab_bars hands it to gnuplot in one.
+        ($c["control"] == "" ? "NA" : $c["mechanism_off"]),
+        lim[$c["control_run"]] }' \
+    "$out/$exp-runs.csv" "$out/$exp.csv" > "$csv"
   lab_bars 001-figures "Seed 001: dd of $(lab_mib "$dd_bytes") onto the\
  usb stick: published, lab, the first control of each row" \
     "MB/s (model time)" case series value 'v("seed") == "001"'
