@@ -178,6 +178,10 @@ for key in keyfile-offset keyfile-size key-slot veracrypt-pim offset \
   bad "$key-not-a-number" "^nbdkit: error: $key: 'abc' is not a " - \
     "${L2[@]}" passphrase=+"$tmp/pw" "$key=abc"
 done
+# Lab settings without a device model: the error lists every model.
+bad nr-requests-without-device \
+  'need a device model: device= one of hdd usb ssd .*x25e-raid10' - \
+  "${L2[@]}" passphrase=+"$tmp/pw" nr-requests=64
 bad_exactly workers-abc \
   "nbdkit: error: workers: 'abc' is not a whole number from 1 to 1024" - \
   "${L2[@]}" passphrase=+"$tmp/pw" workers=abc

@@ -8,6 +8,7 @@
 #include <nbdkit-plugin.h>
 
 #include "../backend/kseries.h"
+#include "../backend/sim/model.h"
 #include "../backend/sim/sim.h"
 #include "../backend/trace.h"
 #include "internal.h"
@@ -46,7 +47,7 @@ lab_check_params (const struct dmcrypt_params *p)
             || p->elevator_params || p->hz)) {
       nbdkit_error ("device-params, device-speed, nr-requests, elevator, "
                     "elevator-params and hz need a device model: "
-                    "device=hdd, usb or ssd");
+                    "device= one of %s", device_model_names ());
       return -1;
     }
     return 0;
