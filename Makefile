@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # dmcrypt — userspace dm-crypt as an nbdkit plugin.
 #
 #   make            plugin/nbdkit-dmcrypt-plugin.so and tools/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Dispatch to a backend's operations.  This is the single place where IO
  * leaves the engine, so the trace point lives here: one "D" event before
  * each call and one "C" event after it. */

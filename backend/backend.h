@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The backend: the few operations the engine needs from whatever holds
  * the ciphertext (a file, a block device, later an nbdkit filter's lower
  * layer, a simulated device or a fault injector).  The trace point sits

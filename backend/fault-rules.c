@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fault rules language (see fault.h): parsing a rules file, and
  * deciding what a rule set does to one backend operation. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fault-injecting backend (see fault.h).  Every operation looks at
  * the rules file (one stat(2), as nbdkit's error filter re-checks its
  * file per request) and reads it again when it changed; then it asks

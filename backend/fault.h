@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A test facility: a backend that wraps another and injects faults --
  * errors, short transfers, delays, stalls -- by rules read from a file
  * (the plugin's fault-rules= parameter).  Every operation looks at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The backend on a regular file or a block device. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The kernel series of kernel= (kseries.h). */
 #include <stddef.h>
 #include <string.h>

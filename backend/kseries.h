@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The kernel series whose pipeline the lab models (kernel=): the block
  * layer under dm-crypt (request lists and plugging, or blk-mq), its
  * default elevator and HZ, and dm-crypt's own threads.  The engine

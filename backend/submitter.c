@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The calling thread's submitter (submitter.h). */
 #include <sched.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Who submits the IO a thread passes to a backend.  The kernel's block
  * layer files a request by the task that submitted it: CFQ gives each
  * io_context its own queue of synchronous requests, a task's plug holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The trace file: blkparse's default line layout, written under a lock
  * so that lines from concurrent threads never interleave, and only ever
  * in whole lines, so that a server killed mid-run leaves a file every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Backend IO events in blkparse's default text layout, one line each:
  *
  *   maj,min cpu seq time pid action rwbs sector + count [name]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Scoped cleanups and small helpers shared by every folder.  nbdkit's own
  * cleanup.h is not installed by nbdkit-plugin-dev, so this is our own. */
 #ifndef DMCRYPT_CLEANUP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Big-endian integers of on-disk formats, read byte by byte (no
  * alignment or host byte order assumed). */
 #ifndef DMCRYPT_ENDIAN_H

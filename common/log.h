@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine folders report through nbdkit's logging functions.  Inside
  * the server they resolve from nbdkit at load time; unit tests and tools
  * link tests/nbdkit-stubs.c instead, which prints to stderr. */

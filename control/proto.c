@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control protocol's messages: build, send, receive, parse. */
 #include <errno.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control protocol between a running dmcrypt instance and
  * dmcryptctl, over a SOCK_STREAM Unix socket: one request, one reply,
  * then the server closes the connection.

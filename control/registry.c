@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The registry directory's entries: listing, liveness, locking and
  * the removal of entries left by killed instances. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The user's registry of running volumes: one directory per user
  * (sockdir.h says which) holding an entry NAME.sock for every running
  * instance, wherever its socket is: the socket itself when it lives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Control socket directories, names, and the peer checks. */
 #include <errno.h>
 #include <stdio.h>

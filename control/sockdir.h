@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where control sockets live and who may talk through them.
  *
  * Every running dmcrypt instance listens on control=PATH, or by default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Kernel cipher names → OpenSSL ciphers, with the kernel's key size rules
  * (crypto/aes_generic.c, camellia_generic.c, blowfish_common.c,
  * serpent_generic.c, twofish_common.c, …).  Serpent and Twofish come

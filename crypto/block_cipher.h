@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The block ciphers that dm-crypt names (the kernel crypto API's cipher
  * names), mapped to OpenSSL's implementations of them, or to
  * libgcrypt's through our provider (gcrypt_provider.h) where OpenSSL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Cipher cascades: one sector_cipher per layer, applied in turn over
  * the same sectors.  See cascade.h for the order. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A cascade of block ciphers in one mapping, as cryptsetup names a
  * TrueCrypt/VeraCrypt chain: "serpent-twofish-aes-xts-plain64" is
  * serpent, twofish and aes, each in xts-plain64.  cryptsetup activates

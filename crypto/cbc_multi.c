@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CBC over many sectors.  Encryption is interleaved: a column holds
  * each sector's last ciphertext block (its IV at first); for block j,
  * every chain is XORed with its sector's plaintext block j, the whole

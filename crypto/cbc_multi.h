@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CBC over many sectors at once.  One sector's CBC encryption is
  * serial: each block waits for the one before, so OpenSSL encrypts it
  * a block at a time with nothing to overlap.  The chains of different

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sector_cipher: a parsed spec, keyed OpenSSL templates and the per-sector
  * loop of dm-crypt's crypt_convert_block_skcipher. */
 #include <errno.h>

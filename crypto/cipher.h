@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sector encryption as dm-crypt does it: a cipher spec in dm-crypt's
  * grammar ("aes-xts-plain64", "aes-cbc-essiv:sha256", "capi:xts(aes)-plain64")
  * keyed once, then any run of encryption sectors encrypted or decrypted

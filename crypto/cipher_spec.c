@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Cipher spec parsing: first split into words exactly as the kernel's
  * crypt_ctr_cipher_old/new split them, then resolve the words. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A dm-crypt cipher spec, parsed as the kernel's crypt_ctr_cipher_old and
  * crypt_ctr_cipher_new parse it:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-CPU scratch areas: claimed with one atomic exchange, allocated on
  * a CPU's first claim and kept until the plugin is unloaded.  A thread
  * that moves to another CPU while it holds an area keeps using it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Scratch memory kept per CPU, for the cipher's passes between library
  * calls.  nbdkit runs 16 threads per connection by default, and a
  * thread's stack has gone cold in the caches by the time the same

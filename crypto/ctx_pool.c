@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-thread copies of keyed contexts.
  *
  * Every copy sits on two lists: its pool's and its thread's.  Both lists

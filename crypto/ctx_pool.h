@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Keyed OpenSSL contexts for many threads: a set of template contexts is
  * keyed once, and each thread that asks gets its own copy, made on its
  * first call by copying the expanded key schedules.  Internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The Elephant diffuser.  A sector is N little-endian 32-bit words;
  * diffuser A mixes each word with the words 2 and 5 before it, diffuser
  * B with the words 2 and 5 after it, both cyclically.  The paper defines

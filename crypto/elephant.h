@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* BitLocker's Elephant diffuser (Niels Ferguson, "AES-CBC + Elephant
  * diffuser", 2006) as dm-crypt's elephant IV mode applies it around
  * AES-CBC (drivers/md/dm-crypt.c, crypt_iv_elephant).  Internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* An OpenSSL provider over libgcrypt's Serpent and Twofish (ECB, CBC),
  * its AES-XTS, and AES-ECB on its XTS code (zero_tweak_ecb).
  *

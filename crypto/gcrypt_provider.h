@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libgcrypt's Serpent, Twofish and AES as an OpenSSL provider, so
  * that the rest of crypto/ (ECB, CBC, the XTS construction, ESSIV,
  * per-thread context copies) uses them through EVP like any other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* IV generators, byte for byte as drivers/md/dm-crypt.c writes them. */
 #include <endian.h>
 #include <string.h>

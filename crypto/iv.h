@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dm-crypt's IV generators (drivers/md/dm-crypt.c, crypt_iv_*_gen):
  * the IV of one encryption sector from its IV sector number.  Internal
  * to crypto/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The private library context of legacy_libctx.h, made once. */
 #include <pthread.h>
 

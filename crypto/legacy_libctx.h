@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* OpenSSL's legacy provider (Blowfish, CAST5, DES, SEED; Whirlpool and
  * RIPEMD-160, which LUKS1 headers name) in a private library context,
  * with the default provider beside it for what is built over those

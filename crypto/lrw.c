@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* LRW tweaks.  GF(2^128) here is the kernel's "bbe" representation
  * (crypto/gf128mul.c): the 16 bytes are a big-endian number whose bit i
  * is the coefficient of x^i, reduced by x^128 + x^7 + x^2 + x + 1. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* LRW (Liskov, Rivest, Wagner; IEEE P1619 draft, the kernel's
  * crypto/lrw.c) over a 16-byte block cipher: block j of a sector is
  * E(K1, P ^ Tj) ^ Tj with Tj = K2 * (I + j) in GF(2^128), I the sector's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* OpenSSL's allocations in one arena kept out of core dumps.
  *
  * OpenSSL copies every key it is given into its own contexts, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* OpenSSL's own memory, kept out of core dumps: see ossl_heap.c.
  * Internal to crypto/. */
 #ifndef DMCRYPT_OSSL_HEAP_H

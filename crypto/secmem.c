@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Key memory: whole pages of their own, so that locking them and keeping
  * them out of core dumps touches nothing else.
  *

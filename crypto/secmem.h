@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Memory for key material: locked (mlock), kept out of core dumps
  * (MADV_DONTDUMP) and wiped (explicit_bzero) when freed. */
 #ifndef DMCRYPT_SECMEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* XTS tweaks on two 64-bit halves: the tweak is a little-endian 128-bit
  * number, and multiplying it by alpha in GF(2^128) is a left shift that
  * folds the carry back in as x^7 + x^2 + x + 1.  The first whitening

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The XTS whitening step (IEEE 1619-2007, section 5.3), for ciphers that
  * OpenSSL has no XTS mode of: encrypting a data unit is
  * whiten, ECB, whiten.  Internal to crypto/. */

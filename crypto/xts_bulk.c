@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* XTS on ECB a run at a time: every tweak of the run in one ECB call,
  * every data block in another, the whitening between them (xts.c). */
 #include "block_cipher.h"

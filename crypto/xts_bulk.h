@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* XTS over many sectors per OpenSSL call, built on AES-ECB: the IVs of
  * a run of sectors become tweaks in one ECB call on the tweak key, then
  * the run is whitened, encrypted or decrypted in one ECB call on the

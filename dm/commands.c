@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dmsetup's commands on a mapping (dm.h): reload loads an inactive
  * table, clear drops it, suspend drains and holds requests, resume
  * swaps the inactive table in. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The device-mapper core: one mapping of a crypt table over a backend,
  * as the kernel's device-mapper keeps it.  A mapping has a live table
  * (with the cipher and engine built from it), an optional inactive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Between the files of the device-mapper core (dm.h): mapping.c builds
  * and swaps tables, gate.c lets requests in, reload.c checks a new
  * table, message.c parses messages. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A command's failure as dmsetup reports it (dm.h): an errno value and
  * a sentence, logged for the server's debug log as it is made. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The suspend gate that every request passes (dmint.h), suspend
  * itself, and the live table's geometry as connection-time callbacks
  * read it.  An open gate costs a request two atomic operations. */

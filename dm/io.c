@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A request's way through the mapping (dm.h): to the live engine, or
  * split at the boundaries of the mapping's segments. */
 #include <string.h>

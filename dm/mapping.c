@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A mapping's life (dm.h): built from a table, its cipher and engine
  * swapped for new ones while the gate is closed, its counters kept
  * across swaps. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* "dmsetup message" (dm.h): dm-crypt's key messages, as the kernel's
  * crypt_message parses them, and dmcrypt's own tunables. */
 #include <errno.h>

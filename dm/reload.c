@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a reload may load (dm.h): a table that the kernel's constructor
  * would accept, for this mapping's own device, that fits the backend,
  * and that keeps the data's meaning (cipher, key, IV offset, offset,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The filter's parameters: dmcrypt-KEY= is always dmcrypt's; file=
  * and any KEY= that is none of dmcrypt's are the plugin's; a bare KEY=
  * that both may take is dmcrypt's unless dmcrypt-KEY= was given too

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nbdkit glue for the filter: nbdkit --filter=dmcrypt PLUGIN ... serves
  * the plaintext of whatever ciphertext the plugin (and any filters
  * between) serve.  The volume, its mapping, engine and control socket

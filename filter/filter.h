@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The nbdkit filter's own files: the front end (filter.c), its
  * parameters (config.c), nbdkit's command line as it needs it
  * (server.c), the backend over the next layer (nextback.h) and the

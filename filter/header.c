@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libcryptsetup reads headers from paths only, and has no interface for
  * other IO: the header area of the next layer (everything before the
  * data) is copied into a memfd that it opens as /proc/self/fd/N.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The backend over the next layer (nextback.h).  Requests go down one
  * at a time when the layer below cannot take them in parallel: nbdkit
  * serialises the requests of its own connections, but not the calls of

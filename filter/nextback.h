@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The backend (backend/backend.h) over the next layer of an nbdkit
  * filter: the plugin below dmcrypt, and any filters between. */
 #ifndef DMCRYPT_FILTER_NEXTBACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nbdkit's own command line as the filter needs it (filter.h): -r,
  * --run, and the socket and PID file that a server ending in
  * .after_fork must not leave behind. */

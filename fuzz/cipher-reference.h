@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The slow, obvious way to dm-crypt sectors: one OpenSSL init and one
  * update per encryption sector, with the IV written out as dm-crypt
  * does.  The bulk paths of crypto/ (xts_bulk.c, cbc_multi.c) must give

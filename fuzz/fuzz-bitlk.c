@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes the BitLocker metadata reader and layout (luks/bitlk-*.c),
  * whose every offset and length comes from the image: the input is an
  * image (reads beyond it refused), the device as long as the volume

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Differential: the sector cipher's bulk paths (XTS on ECB, interleaved
  * CBC encryption, IVs made in bulk, libgcrypt's AES-XTS over runs of
  * sectors and its AES-ECB under the XTS construction) against OpenSSL's own modes one sector at a time

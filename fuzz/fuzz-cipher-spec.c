@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes cipher specs in dm-crypt's grammar, and the sector cipher made
  * from every spec that is accepted.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes the control socket's message decoder (control/proto.c): the
  * input is what a client sends, received with ctl_recv from a socket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes the FileVault2 metadata reader (luks/fvault2-*.c), whose every
  * offset and length comes from the image.  The first byte picks what
  * the rest is:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes the parameter parsing both front ends share:
  * volume/params/config.c's params_config with the key=value pairs of
  * the input, one per line, as nbdkit would hand them over from its

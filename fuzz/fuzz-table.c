@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes the dm-crypt table language: crypt_table_parse on any bytes.
  *
  * Rules checked beyond "no crash, no leak":

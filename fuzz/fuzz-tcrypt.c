@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes the TCRYPT header reader (luks/tcrypt-hdr.c): whatever a
  * decrypted header holds, and whatever sector and header key come in.
  * The first byte picks what the rest is:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the fuzzers share: their entry point, the error log of the
  * nbdkit stand-ins in stubs.c, and a way to stop on a broken rule.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs each libFuzzer fuzzer for a bounded time on a scratch copy of its
 # seed corpus (fuzz/corpus/NAME), with its dictionary (fuzz/NAME.dict).
 #   fuzz/run.sh BUILD_DIR SECONDS NAME...

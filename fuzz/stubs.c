@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Stand-ins for the nbdkit server functions that the fuzzed code calls.
  * Errors are kept in a log (not printed: a fuzzer runs millions of
  * inputs) so a fuzzer can check what was reported.  The parsers follow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* LUKS anti-forensic merge (the LUKS1 specification, section 2.4; the
  * same in LUKS2): the key was split into STRIPES blocks, and
  *

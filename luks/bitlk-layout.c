@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The mapping cryptsetup 2.6 activates for a BitLocker volume (bitlk.h,
  * bitlk_segments): four zero segments where the metadata lives, the
  * volume header's sectors served at sector 0, the rest as itself. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* BitLocker metadata (bitlk.h): the on-disk layout as libcryptsetup 2.6
  * reads it (lib/bitlk/bitlk.c, BITLK_read_sb).  All fields are
  * little-endian. */

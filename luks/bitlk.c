@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A BitLocker volume through libcryptsetup: crypt_load with CRYPT_BITLK
  * reads the metadata and crypt_volume_key_get unwraps the full volume
  * encryption key with a passphrase, a recovery passphrase or a startup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* BitLocker (BITLK) metadata, read without libcryptsetup: what
  * cryptsetup 2.6 needs to activate a volume but does not export -- the
  * three FVE metadata areas and the volume header that its mapping turns

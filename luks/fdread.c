@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Metadata readers' view of an image file (internal.h). */
 #include <errno.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One decrypted FileVault2 metadata block: the logical volume's size
  * (type 0x001a, in an XML property list) or its offset (type 0x0305).
  * The field positions are those cryptsetup 2.6's lib/fvault2/fvault2.c

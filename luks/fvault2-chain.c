@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The chain of FileVault2 metadata, read as cryptsetup 2.6 reads it
  * (lib/fvault2/fvault2.c): volume header at byte 0 → disk label block
  * → volume groups descriptor → encrypted metadata blocks, each 8 KiB,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A FileVault2 volume through libcryptsetup: crypt_load with
  * CRYPT_FVAULT2 reads the metadata and, given the passphrase,
  * crypt_volume_key_get unwraps the volume key, all in userspace.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* FileVault2 (Core Storage) metadata, read without libcryptsetup.
  *
  * libcryptsetup 2.6 opens a FileVault2 volume (crypt_load with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the files of luks/ only; the interface is luks.h. */
 #ifndef DMCRYPT_LUKS_INTERNAL_H
 #define DMCRYPT_LUKS_INTERNAL_H

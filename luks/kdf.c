@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Key derivation for our own keyslot unlock (keyslot.c): PBKDF2 from
  * OpenSSL and Argon2 from libargon2, the two that LUKS uses.  PBKDF2
  * runs in the library context of crypto/legacy_libctx.h, since LUKS1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unlocking a keyslot: passphrase or key file in, volume key out.  The
  * key goes straight into secmem; the key file's contents stay in
  * libcryptsetup's own wiped allocation. */

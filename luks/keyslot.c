@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Our own keyslot unlock, for keyslots whose cipher libcryptsetup's
  * userspace crypto lacks (Serpent, Twofish, LRW, ESSIV with Whirlpool,
  * …): it decrypts those through a temporary dm-crypt device, which is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libcryptsetup's log, routed into nbdkit_debug.  Left alone, the library
  * prints to stdout/stderr, which an nbdkit plugin must never do. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unlocking a LUKS1/LUKS2 header or a FileVault2 volume through
  * libcryptsetup, without device-mapper: the result is the crypt table
  * that cryptsetup would have loaded into the kernel, with the volume key

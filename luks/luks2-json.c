@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Our own keyslot unlock of a LUKS2 header: what libcryptsetup does not
  * expose about a keyslot (its salt, stripes and anti-forensic hash) and
  * the digest that checks the volume key, read from the JSON metadata

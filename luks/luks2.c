@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* LUKS2 metadata checks.  The JSON comes from libcryptsetup
  * (crypt_dump_json), which has already validated it; we only decide
  * whether the one data segment is something a dm-crypt table can map. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which keyslots our own unlock tries, and what it reads about each
  * from the LUKS1 binary header (the LUKS1 specification, "on-disk
  * format": big-endian fields, eight 48-byte keyslots from byte 208) or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The table cryptsetup would load for "cryptsetup open", minus the key:
  * cipher spec, IV offset, data offset, sector size, persistent flags and
  * the mapping's length. */

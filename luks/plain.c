@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Plain-mode key derivation (plain.h).  libcryptsetup computes the
  * hashed key for a CRYPT_PLAIN context with no device at all:
  * crypt_volume_key_get runs the same "hashalot" code as activation. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Plain-mode keys derived as "cryptsetup open --type plain" derives
  * them, through libcryptsetup (cryptsetup 2.6.1's rules):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Is there a LUKS header at the start of an image?  Plain mode over a
  * LUKS image would overwrite the header with its first writes.  And
  * which format, by its magic: LUKS, FileVault2 or BitLocker. */

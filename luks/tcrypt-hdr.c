@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* TCRYPT header decryption and parsing (tcrypt.h).  The chains and
  * their key layout are those TrueCrypt and VeraCrypt define, in the
  * order cryptsetup 2.6 tries them; the legacy CBC modes of TrueCrypt

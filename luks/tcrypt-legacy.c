@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* TrueCrypt's CBC modes (before 4.1) recognised, to be refused by name:
  * cryptsetup reads these headers but the kernel cannot map the data
  * ("Kernel does not support activation for this TCRYPT legacy mode").

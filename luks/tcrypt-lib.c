@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libcryptsetup's own reading of a TCRYPT header, where it can: with
  * OpenSSL and no AF_ALG sockets, crypt_load (CRYPT_TCRYPT) succeeds
  * only when the first chain it tries (AES) is the volume's, and gives

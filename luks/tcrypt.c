@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* luks_unlock for TrueCrypt and VeraCrypt volumes (LUKS_TCRYPT): the
  * header sector read from where the options say, the header key
  * derived as cryptsetup 2.6 derives it (lib/tcrypt/tcrypt.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* TrueCrypt and VeraCrypt (TCRYPT) volume headers, read by our own code
  * the way cryptsetup 2.6 reads them (lib/tcrypt/tcrypt.c): libcryptsetup
  * decrypts a header only in AES here (every other cipher needs the

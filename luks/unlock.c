@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* luks_unlock: load a LUKS1/LUKS2 header or FileVault2 metadata with
  * libcryptsetup, refuse what a single dm-crypt table cannot map, unlock
  * a keyslot, fill the table.

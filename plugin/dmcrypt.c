@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nbdkit glue: callbacks named dmcrypt_<callback> that hand the command
  * line and the requests to the volume (volume/volume.h), which both
  * front ends share.  Everything about formats and crypto lives below

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Anticipation for the sorted policy: inside a sequential stream, a
  * round that would start a little past where the last write ended waits
  * once, briefly, for the gap to arrive: ANTICIPATE_NS, or as long as

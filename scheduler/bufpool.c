@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A bounded pool of equal-sized, page-aligned buffers. */
 #include <errno.h>
 #include <sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Ciphertext buffers for writes, and the backpressure on them: at most
  * CAP bytes of encrypted data are in flight at once (dm-crypt bounds its
  * pages per client the same way), so memory stays bounded under any load.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What is done to one chunk: a read is fetched by the request's thread
  * (chunk_fetch) and decrypted in place in the caller's buffer; a write
  * is encrypted into a pool buffer (never the caller's, which nbdkit

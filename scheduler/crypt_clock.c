@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the cipher costs inside the server, as CPU time, taken on a
  * sample of the chunks.  Timing every chunk would cost two system calls
  * each (CLOCK_THREAD_CPUTIME_ID is not in the vDSO: about 170 ns on a

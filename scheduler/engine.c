@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine's life: configuration and threads.  The requests
  * themselves are in request.c; a table swap builds a new engine
  * (dm/mapping.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine: turns plaintext requests into sector crypto and backend IO,
  * with dm-crypt's pipeline: requests split into chunks, crypto on a
  * worker pool ("kcryptd"), encrypted writes ordered by a write-out policy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine's insides, shared by the files of scheduler/: a request is
  * split into chunks of at most max-read-size/max-write-size bytes; the
  * chunks are crypted by the calling thread and the worker pool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The thread structure of dm-crypt as each kernel series had it
  * (kernel=, backend/kseries.h), in place of dmcrypt's own pipeline:
  * who encrypts and decrypts, who submits each clone, in what order.

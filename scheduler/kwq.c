@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Kernel workqueues for the kernel= pipelines (kwq.h). */
 #include <errno.h>
 #include <stdio.h>

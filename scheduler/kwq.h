@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A kernel workqueue as dm-crypt's kernels had them, for the kernel=
  * pipelines (kpipe.c): work items run in FIFO order by a set of
  * threads, one item at a time per thread.  Bound: each thread has its

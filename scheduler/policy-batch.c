@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scheduler=batch: sorted, but a round dispatches at most BATCH_CHUNKS
  * chunks, and the rounds sweep upwards.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scheduler=fifo: the writer dispatches in the order encryption
  * finished, without sorting.  (dm-crypt before Linux 4.0 had no writer:
  * its crypting threads submitted their own writes, concurrently, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scheduler=rbtree: the kernel's own write-out, dmcrypt_write as Linux
  * 4.0 ("dm crypt: offload writes to thread", "dm crypt: sort writes")
  * to 6.x have it, without dmcrypt's additions to it (sorted): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* scheduler=sorted (default): each round is dispatched in ascending
  * backend sector order, equal sectors in arrival order, as dm-crypt's
  * dmcrypt_write thread does since Linux 4.0 ("dm crypt: sort writes").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The list of write-out policies, looked up by their scheduler= name. */
 #include <pthread.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Write-out policies: the order in which encrypted writes go to the
  * backend.  Workers finish encrypting in any order; the write-out stage
  * collects their chunks, and once per round steals everything that

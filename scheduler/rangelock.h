@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Exclusive locks on byte ranges: a write that touches a partial
  * encryption sector reads, modifies and writes the whole sector, so every
  * write holds its sector-aligned range until its ciphertext is down. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine's requests: split into chunks
  * and worked in waves (see internal.h).  Reads are decrypted in place in
  * the caller's buffer after the backend returns them; writes are

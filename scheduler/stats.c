@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine's statistics: counters kept with relaxed atomics on the
  * request path, high-water marks read under their stage's lock. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The set-up every thread of the engine does first (internal.h): the
  * kernel's names for them (kcryptd, kcryptd_io, dmcrypt_write), the
  * submitter the block layer below sees, and high_priority's nice. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The worker pool, dm-crypt's kcryptd: threads that take chunks off a
  * queue of requests.  A queued request carries a claim cursor, so a
  * worker (or the request's own thread, helping) takes its next chunk in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The write-out stage, dm-crypt's dmcrypt_write: encrypted chunks are
  * linked in arrival order; each round steals everything that
  * accumulated while the previous round was being dispatched, asks the

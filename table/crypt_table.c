@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rules a crypt table must obey, whatever made it, and its
  * ownership: copy and free. */
 #include <ctype.h>

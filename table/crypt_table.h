@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The dm-crypt target line, the project's common currency:
  *
  *   <start> <length> crypt <cipher> <key> <iv_offset> <device> <offset>

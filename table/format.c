@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Printing a crypt table as "dmsetup table [--showkeys]" does (the
  * kernel's crypt_status, STATUSTYPE_TABLE). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Hex text to key bytes, for the <key> field of a table and for key=. */
 #include <errno.h>
 #include <stdint.h>

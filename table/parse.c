@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading a dm-crypt target line with the rules of the kernel's
  * constructor (drivers/md/dm-crypt.c crypt_ctr, crypt_ctr_optional). */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Segment lists (segments.h): checked once when a mapping is made, then
  * walked by every request that crosses one. */
 #include <inttypes.h>

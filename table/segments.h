@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A mapping of several targets, as device-mapper stacks them: crypt
  * segments and zero segments (dm-zero: reads give zeros, writes are
  * dropped) side by side, each covering its own range of the mapping.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What a block device may hold, and many requests in flight on it.
 
 Shared by the reliability tests (faults.py, crash.py, soak.py):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Known-answer digests for tests/unit/test-cipher.c, from the test
 suite's independent model of dm-crypt, tests/oracle.py.
 

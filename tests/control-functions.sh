@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers of the control tests (tests/test-control-*.sh), sourced after
 # functions.sh.  Each test gets its own registry (DMCRYPT_RUNTIME_DIR,
 # set by scratch) and its own default socket directory (through

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Crash consistency: SIGKILL the server at random moments of a random
 write + flush workload, restart it, check what the image holds
 (tests/test-crash-consistency.sh).

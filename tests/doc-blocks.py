@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The code blocks of the documentation, and which of them are commands.
 
 The convention ("Commands in the documentation" in docs/testing.md):

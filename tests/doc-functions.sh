@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the command blocks of the documentation as a user would, for
 # tests/test-doc-commands*.sh (sourced after functions.sh).  Which blocks
 # are commands: "Commands in the documentation" in docs/testing.md, and

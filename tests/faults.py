@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Backend faults as an NBD client sees them (tests/test-faults.sh).
 
 The server runs with fault-rules=RULES (backend/fault.h); this script

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers sourced by every tests/test-*.sh script.
 #
 # A test exits 0 when it passed, 77 when it skipped (after printing the

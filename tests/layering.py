@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Which source file of the product calls which, read from the objects.
 
 A file A depends on a file B when A's object leaves a symbol undefined

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Stand-ins for the nbdkit functions the engine folders and the shared
  * layer call, so unit tests and tools link without the server.  Errors
  * go to stderr, and the last one is kept for tests that check what a

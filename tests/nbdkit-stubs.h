@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the unit tests' nbdkit stand-ins (nbdkit-stubs.c) kept of the
  * errors reported through them. */
 #ifndef DMCRYPT_TEST_NBDKIT_STUBS_H

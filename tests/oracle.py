@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Independent dm-crypt sector encryption, the test suite's oracle.
 
 Written from the kernel's rules (drivers/md/dm-crypt.c), not from our C

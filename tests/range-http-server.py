@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A read-only HTTP server of one directory that answers Range requests
 (python's http.server does not), for nbdkit's curl plugin in the tests.
 

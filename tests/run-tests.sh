@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs every test and prints "N passed, N failed, N skipped" last.
 #   tests/run-tests.sh            all tests
 #   tests/run-tests.sh unit       unit tests only

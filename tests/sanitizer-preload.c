@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Preloaded with the sanitizer runtime into nbdkit by tests/bin/nbdkit
  * (make check-asan, make check-tsan); tests/functions.sh builds it.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Load soak: many connections with many requests in flight, mixed
 reads, writes, zeroes, trims and flushes for a bounded time
 (tests/test-soak.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Random unaligned IO with many requests in flight, against a shadow.
 
   stress.py run URI SHADOW [--conns N] [--depth N] [--ops N]

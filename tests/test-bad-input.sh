@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every bad input the contract names (docs/interface.md, "Errors"): nbdkit
 # must exit non-zero, without a crash (exit status 128 or more) or a hang,
 # with ONE error line that names the problem, and the image it was pointed

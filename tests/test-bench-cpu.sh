@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tools/bench-cpu.sh (make bench-cpu): it must refuse bad options, run
 # every image, cipher, library and direction of its quick set with the
 # servers it names, and record each run in runs.csv; its tables are

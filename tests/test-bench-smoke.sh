@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench's harness, tools/bench.sh, on tiny images: it must measure
 # every system, test and image asked for, write every CSV row with
 # numbers and units, draw the charts and print the table.  Speeds are

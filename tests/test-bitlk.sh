@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # BitLocker (type=bitlk): every image of cryptsetup's BitLocker test set
 # that cryptsetup 2.6 activates opens with its passphrase, its recovery
 # passphrase(s) and its startup key (.BEK) file, and shows the plaintext

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A block device in use is not written, as the kernel refuses a second
 # exclusive opener: a device another program holds with O_EXCL (a mount,
 # device-mapper) is refused for writing and served with -r, and a second

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The backing "file" may be a block device: a LUKS2 image attached to a
 # loop device is served, written (unaligned too) and trimmed through the
 # device, and what the image file holds afterwards must be the same volume

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cipher-library=: OpenSSL's and libgcrypt's AES (XTS, and the ECB under
 # the XTS construction and CBC across sectors) make the same image from
 # the same writes at every sector size (so what one wrote the other

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The known answers of tests/unit/test-cipher come from the oracle:
 # tests/cipher-vectors.py run on tests/oracle.py prints exactly the
 # digest table of tests/unit/cipher-vectors.h, and the C code's own

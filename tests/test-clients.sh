@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The recipes of docs/clients.md, each client with the DEFAULT parameters,
 # against a LUKS2 image with 4096-byte encryption sectors and a LUKS1
 # image (512-byte sectors): nbdfuse + mkfs.ext4 + fuse2fs (where FUSE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # dmcryptctl's output compared field by field with the real dmsetup
 # transcripts in ../shared/reference/kernel-dmsetup/: the same volumes
 # (the same tables; LUKS images made with the transcripts' luksFormat

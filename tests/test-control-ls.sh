@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # dmcryptctl ls with several instances running, one of them then killed
 # with SIGKILL: its stale socket is skipped without a word, the others
 # are still listed, a new instance may take the dead one's name, and a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The dmsetup walkthrough of ../shared/reference/kernel-dmsetup/
 # readonly-flip.txt on LUKS1 and LUKS2 images opened with readonly=true:
 # info and table show a read-only volume and a write fails; "table

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The read-only flip with a file system, through nbdfuse: a LUKS2 volume
 # opened with readonly=true cannot be formatted; after "table --showkeys
 # | reload" + "resume" a new mount can make ext4 and write a file; after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The user's registry of running volumes (control/registry.h).  A volume
 # whose socket is at control=PATH and one started under another
 # XDG_RUNTIME_DIR are both listed by dmcryptctl ls and answer by name;

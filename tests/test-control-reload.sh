@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What reload, resume, clear and message may change on a live volume,
 # and what they refuse: a bad table (also one sent straight to the
 # server, past dmcryptctl's own checks) leaves both tables as they were;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The control socket's safety: mode 0600 in a 0700 directory; malformed,
 # oversized, truncated and silent clients get an error or are dropped,
 # and the server goes on serving; keys never reach the server's log; as

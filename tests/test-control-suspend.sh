@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # suspend and resume under a running write workload (16 writes in flight
 # on one connection): while suspended nothing completes and nothing
 # reaches the image (its checksum stays fixed), info says SUSPENDED;

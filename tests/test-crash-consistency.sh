@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Crash consistency (tests/crash.py): a random write + flush workload on
 # two connections with many requests in flight, the server SIGKILLed at
 # a random moment, restarted, and the whole export checked, sector by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make demo's script, as the README's first command runs it: it must
 # round-trip the plaintext, show ciphertext in the image and agree with
 # the oracle, and say so on its last line.

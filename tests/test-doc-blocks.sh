@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/doc-blocks.py reads the documentation's blocks as the convention
 # says ("Commands in the documentation" in docs/testing.md): its own checks,
 # then every document keeps the convention, and the man pages built by

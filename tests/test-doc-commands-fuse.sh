@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The documentation's ```sh fuse blocks (nbdfuse, fuse2fs) run as printed,
 # with the blocks before them in the same document, as in
 # test-doc-commands.sh.  Skips where FUSE cannot mount.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every command block of README.md, the man pages and docs/*.md runs as
 # printed, in a fresh directory, with the environment "make install" gives
 # (tests/doc-functions.sh); blocks that need FUSE are left to

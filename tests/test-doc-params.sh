@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The documentation lists what the program has: every parameter that
 # "nbdkit dmcrypt --help" lists (a key=<VALUE> line of
 # volume/params/names.c's help, or an alias named there as "also

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Read-after-write under concurrency, through nbdkit, for every engine
 # path: 64 requests in flight of any alignment; each acknowledged write
 # is read back at once and must be seen whole; at the end the image,

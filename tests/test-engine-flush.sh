@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Flush and FUA ordering, read in the trace, under every write-out path:
 # a FUA write's sync reaches the backend after its own ciphertext and
 # before the client's next request; a flush's sync comes after every

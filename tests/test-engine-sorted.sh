@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The sorted write-out policy, as "dm crypt: sort writes" (Linux 4.0):
 # an nbdcopy of 256 MiB with 64 requests in flight and workers=2 must
 # reach the backend with >= 95% of its writes starting exactly where the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # An ext4 file system made on the export through nbdfuse and filled with
 # debugfs; the server is restarted, then e2fsck -fn must be clean, every
 # file must read back with the same checksum, and the whole plaintext must

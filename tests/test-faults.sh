@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Backend faults injected under the engine (fault-rules=, backend/fault.h)
 # reach the NBD client as errors for exactly the requests they hit, and
 # nothing else is lost (tests/faults.py: EIO on reads and writes of a

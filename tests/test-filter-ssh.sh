@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The filter over nbdkit's ssh plugin (SFTP), against an sshd of the
 # test's own: on a free loopback port, as the current user (root or
 # not), with its host key, authorized key and configuration in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # dmcrypt as an nbdkit filter (filter/nbdkit-dmcrypt-filter.so): LUKS1,
 # LUKS2 and plain ciphertext served by other plugins — file, memory,
 # nbd (a second nbdkit, qemu-nbd), curl (HTTP range requests from a local

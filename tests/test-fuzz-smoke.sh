@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make fuzz-smoke: every libFuzzer fuzzer (table, cipher spec, plugin
 # parameters, control protocol, headers, bulk ciphers) builds with
 # clang's fuzzer, ASan and UBSan, and runs on its seed corpus without a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # FileVault2 (type=fvault2): cryptsetup's own test image opens with its
 # passphrase through the plugin and the filter, with and without type=,
 # and shows the plaintext cryptsetup's test expects (sha256 of the whole

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One writer per image.  A writable volume locks its image exclusively
 # and a read-only one (readonly=true, nbdkit -r) shares it, so that
 # - a second writer is refused at start-up, naming the first;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tools/install-deps.sh probes each need and installs only the packages
 # of those really absent.  apt-get, apt and dpkg are shims first on PATH
 # that record their calls, so the real system is never touched; needs are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make install puts the plugin where "nbdkit dmcrypt" finds it and the
 # filter where "nbdkit --filter=dmcrypt" finds it, with their man pages;
 # checked in a DESTDIR so the test needs no root.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # BitLocker against the real kernel (tests/kernel/kernel.sh,
 # docs/kernel-tests.md): copies of images of cryptsetup's test set
 # (the quick run: AES-XTS with 4096-byte sectors; the full run,

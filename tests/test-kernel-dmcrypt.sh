@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # dmcrypt against the real kernel's dm-crypt, both ways, in one boot of
 # Debian's kernel (tests/kernel/kernel.sh, docs/kernel-tests.md).  For
 # each case (LUKS1, LUKS2 with 512- and 4096-byte sectors, a detached

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The kernel's NBD client against dmcrypt (tests/kernel/kernel.sh,
 # docs/kernel-tests.md).  Two LUKS2 images are served by the plugin with
 # allow-discards on Unix sockets, which the guest reaches through QEMU's

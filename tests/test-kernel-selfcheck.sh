@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The real-kernel comparisons catch defects: tests/test-kernel-dmcrypt.sh
 # runs with dmcrypt's side of some plain tables deliberately wrong (an
 # iv_offset one sector off: a one-step change in every IV; the data one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the real-kernel transcripts in ../shared/reference/kernel-dmsetup
 # let us check without their images or pattern.bin:
 #   - every plain table the kernel accepted is served, with the size,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Key hygiene, end to end through nbdkit:
 #  1. output: with -v and every dmcrypt.* debug flag, the trace= file,
 #     dmcryptctl's output and the errors of refused starts hold neither

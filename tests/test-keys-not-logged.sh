@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Secrets given in the +FILE and key-file forms never reach the log, even
 # with nbdkit -v: not the passphrase, not the volume key (in hex, upper or
 # lower case, with or without separators, not even an 8-byte piece of it).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The lab's plot helpers (tools/lab.d/lib.sh, tools/bench-plot.gp) on
 # hand-made data, without a server: lab_bars leaves out a series with
 # no figure and marks exactly the bars whose runs the host limited

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make lab's driver, tools/lab, on tiny sizes and a fast model clock:
 # every experiment must run each of its runs, print a progress line per
 # run and its table, and write its CSV (the columns below, a number in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The layers call each other one way (docs/architecture.md), read from
 # the built objects by tests/layering.py: no cycle of files (files that
 # call each other, directly or through a chain) in the layer both front

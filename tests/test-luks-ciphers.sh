@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # LUKS with the ciphers that OpenSSL lacks (Serpent, Twofish from
 # libgcrypt; LRW by hand) and keyslots that libcryptsetup would decrypt
 # through device-mapper (luks/keyslot.c unlocks them here):

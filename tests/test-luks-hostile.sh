@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Damaged and malicious LUKS images through the plugin (tests/unit/
 # test-luks.c holds luks/ itself to the same images): every image is
 # either refused cleanly (non-zero exit, no crash or hang, ONE error

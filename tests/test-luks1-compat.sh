@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # LUKS1 images: the plugin against nbdkit's luks filter and qemu's LUKS1
 # driver, both directions, exact bytes, and the same export size.
 source "$(dirname "$0")/functions.sh"

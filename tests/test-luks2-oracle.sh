@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # LUKS2 images against the oracle, both directions, exact bytes: default
 # and explicit sector sizes, xts (from OpenSSL and from libgcrypt) and
 # cbc-essiv, key-file unlock, detached

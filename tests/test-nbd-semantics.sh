@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # NBD semantics: export size, block size advertisement (minimum 1,
 # preferred the encryption sector size or a page), flush, FUA, zero (reads back zeros, the
 # ciphertext is not zeros), multi-conn, and trim: offered only with

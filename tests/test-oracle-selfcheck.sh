@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The oracle (tests/oracle.py) against implementations that share nothing
 # with it or with the plugin, both directions, exact bytes:
 #   - qemu's LUKS1 driver (qemu-img convert) and nbdkit's luks filter,

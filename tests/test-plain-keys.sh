@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Plain-mode keys that never appear on the command line, derived as
 # "cryptsetup open --type plain" derives them: a passphrase hashed with
 # hash= (ripemd160 by default, sha256, sha512:32 = 32 hashed bytes then

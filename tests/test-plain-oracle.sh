@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Plain dm-crypt mappings against the oracle, both directions, exact
 # bytes: every table the kernel accepted in the reference transcripts
 # (plain-cbc-essiv.txt, plain-optional-args.txt) and a few more for the

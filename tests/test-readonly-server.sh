@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # nbdkit -r says so: the image (and a detached header) is open O_RDONLY
 # in the server, dmcryptctl info shows ACTIVE (READ-ONLY), a read-write
 # reload is refused with dmsetup's lines and changes nothing, and every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # nbdkit -r never writes a byte to the image: not on reads, not when a
 # client tries to write, and not when libcryptsetup would repair a
 # damaged LUKS2 header copy.  An image the server may only read is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # docs/recovery.md, run as printed (tests/doc-functions.sh), then what
 # each recipe claims, checked on what it left behind, with the test
 # suite's independent oracle (tests/oracle.py) where plaintext is

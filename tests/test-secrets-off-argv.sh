@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # No secret has to appear on the command line: for each form the man
 # page recommends (+FILE, -FD, - at the terminal, key files), neither
 # any process's command line (what "ps" shows every user) nor nbdkit's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The simulated device under the engine (device=hdd|usb|ssd|...): what is
 # written through it reaches the image exactly once with the right
 # bytes (checked by the independent oracle), and its trace keeps the

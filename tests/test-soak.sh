@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Load soak (tests/soak.py): 32 connections with 16 requests in flight
 # each for 30 s of mixed reads, writes, zeroes, trims and flushes
 # (allow-discards=on) against a LUKS2 volume with 4096-byte sectors: no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # TrueCrypt and VeraCrypt (type=tcrypt) on cryptsetup's own test images
 # (tcrypt-images.tar.xz): every image that cryptsetup 2.6.1 maps on the
 # Debian 12 kernel opens and holds the filesystem its test expects (UUID

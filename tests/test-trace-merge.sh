@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tools/dmcrypt-trace on hand-written traces that went through a block
 # queue (I and M events) on a model clock: bios merged into one request
 # all complete with that request's C, requests completing out of order

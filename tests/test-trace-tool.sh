@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tools/dmcrypt-trace on what is not a trace (binary data, random bytes,
 # text, a LUKS image, a directory, a missing file, an endless line, a
 # trace with a bad line): a non-zero exit and one line on stderr naming

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Random unaligned reads, writes and zeroes, many in flight on several
 # connections at once, checked against an in-memory shadow (tests/stress.py),
 # then checked again after a server restart, and the image decrypted by the

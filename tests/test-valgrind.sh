@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # valgrind memcheck on nbdkit serving a LUKS2 image: start-up and
 # unlock, a short mixed workload (aligned and unaligned writes, reads,
 # flush, zero, trim) from a separate client, control socket requests

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench-cpu: what encryption costs the server, per GiB, in units of
 # OpenSSL's own price.  For each image, cipher and direction, nbdcopy
 # moves the whole export through a fresh server, and the server's CPU

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Clustered bar chart of tools/bench.sh figures, with min-max error bars.
 #
 #   gnuplot -e "data='F.dat'; out='F.png'; title='T'; ylabel='U'" \

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench: dmcrypt against the unencrypted nbdkit file plugin (the
 # ceiling) and its peers, nbdkit's luks filter and qemu-nbd's LUKS driver,
 # and the filter over nbdkit's nbd plugin against the same chain without

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make check-user: the test suite as an ordinary user, as unprivileged CI
 # runs it.  As root, the built tree is copied to a world-readable scratch
 # directory (with ../shared beside it) and the suite runs there as

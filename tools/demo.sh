@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make demo: a small LUKS2 image, served by dmcrypt, written and read
 # through NBD.  Everything lands in ./demo/ (removed and made anew), or
 # in $DEMO_DIR.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dmcrypt-trace: reads a trace written with the plugin's trace=FILE (or
  * any blkparse text output) and tells, for each run of the server, how
  * sequential the dispatches were, how far the seeks went, how long IOs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dmcryptctl: dmsetup's commands for running dmcrypt volumes, through
  * each instance's control socket.  The same words, options, output
  * layouts and failure lines as dmsetup; see dmcryptctl.pod. */

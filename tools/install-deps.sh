@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the Debian packages dmcrypt needs to build, test, demo and
 # benchmark.  Each need is probed for itself (a command, a pkg-config
 # module, a Python module, clang's fuzzer runtime, a static binary) and

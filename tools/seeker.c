@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seeker: random-read "seeks per second" of an NBD export, in the manner
  * of the classic seeker disk benchmark: one small read at a random
  * block-aligned offset at a time (queue depth 1) for a fixed time, then

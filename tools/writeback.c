@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* writeback: dd if=random of=FILE bs=1M conv=fsync onto btrfs, as Linux
  * 3.16's page cache wrote it back, against an NBD export: the flusher's
  * bios behind dd as the dirty limits allow, then fsync's, each sent on

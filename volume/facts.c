@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A lab client's export name under kernel= (internal.h): what the
  * kernel knew of the bios the client sends on the connection, which
  * NBD carries no flag for.  Comma-separated items:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The image and its detached header: opened read-only where nothing may
  * be written, and locked so that one image has one writer or any number
  * of readers (lock/lock.h); the backends stacked over the image. */

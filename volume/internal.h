@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Between the files of the volume (volume.h). */
 #ifndef DMCRYPT_VOLUME_INTERNAL_H
 #define DMCRYPT_VOLUME_INTERNAL_H

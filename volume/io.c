@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The data path of both front ends, the plugin and the filter: a
  * request passes the mapping's gate (dm_enter), goes through the
  * mapping to the engine (dm_io), and its error comes back as an errno

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scheduling lab's parameters: device=, device-params=,
  * device-speed=, nr-requests=, elevator=, elevator-params=, kernel=,
  * hz= put a simulated device

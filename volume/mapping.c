@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The volume's device-mapper mapping (dm/dm.h), made once the table is
  * known, and what the core asks of the volume for it: the image's
  * identity for reloads, its locks, and a hold that notices nbdkit

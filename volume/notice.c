@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One-line notices the user should see at start-up although nothing
  * failed (nbdkit has no warning call: nbdkit_error says "error", and
  * nbdkit_debug needs -v).  They go to stderr, which is still the

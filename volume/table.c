@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The volume's crypt table: unlocked from its LUKS, FileVault2,
  * BitLocker or TrueCrypt/VeraCrypt header, or made from the plain
  * parameters (a table= line, or cipher= with a key), then the flags

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* From parameters to a running volume (volume.h): open and lock the
  * backing file, make the crypt table, key the cipher and build the
  * engine; and the way back. */

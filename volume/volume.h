@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The layer both front ends share: a volume, built from its parameters
  * (params/params.h), that serves requests.  Opening it opens and locks
  * the image (or takes the filter's layer below), makes the crypt table

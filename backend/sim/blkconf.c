@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated block layer's configuration (simint.h): from kernel=,
  * hz=, elevator=, elevator-params= and nr-requests= to a struct
  * blkq_config, with each series' defaults and their sources. */

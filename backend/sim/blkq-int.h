@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The block queue's parts (blkq.h), shared by its files: the core and
  * its treaps (blkq.c), request allocation and waiters (rqalloc.c), the
  * 2.6.32 plug (plug.c), the elevators (elv-deadline.c, elv-cfq.c). */

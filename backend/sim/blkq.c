@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The block-queue model (blkq.h), its core: requests between barriers
  * form an epoch; the oldest epoch is the one the elevator dispatches
  * from, the newest the one bios merge into.  Each epoch indexes its

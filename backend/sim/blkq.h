@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The block-queue model of the simulated device: what Linux's block
  * layer does between a file system (here: the engine) and the disk.
  * Two block layers:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CFQ's io_contexts and close cooperators (elv-cfq.h), as
  * block/cfq-iosched.c of 2.6.32 and 3.16 had them.
  *

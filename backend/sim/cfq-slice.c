@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CFQ's time: service trees, slices, workloads, idling (elv-cfq.h).
  * Every time here is in jiffies, as block/cfq-iosched.c counts. */
 #include <stddef.h>

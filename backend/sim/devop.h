@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a simulated device is asked to do: shared by the device models
  * (model.h) and the block queue (blkq.h), so that neither header has to
  * include the other. */

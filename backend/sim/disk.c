@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The mechanics of one spinning disk (disk.h).
  *
  * Geometry, kept simple: a linear mapping, sector s lies on cylinder

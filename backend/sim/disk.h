@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The mechanics of one spinning disk: where a sector lies (cylinder,
  * angle), how long the actuator takes to reach it from where the head is
  * (seek curve, rotational wait on the model clock's phase), how long its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CFQ's requests: queues per io_context, the choice of the next
  * request, dispatch and completion (elv-cfq.h; the slices are
  * cfq-slice.c's).  Times in jiffies, as block/cfq-iosched.c counts. */

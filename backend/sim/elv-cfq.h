@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CFQ, the block queue's elevator=cfq, as block/cfq-iosched.c of
  * 2.6.32 and 3.16 had it: a queue of requests per io_context for its
  * sync IO (reads, sync writes), one shared async queue, served in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The deadline elevator of the block queue (blkq.h): mq-deadline's
  * choice of the next request (block/mq-deadline.c, 6.x:
  * __dd_dispatch_request), for the dispatching epoch's requests, which

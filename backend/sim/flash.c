@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One SATA SSD as a RAID member (flash.h).
  *
  * A command passes three stages, each busy until it is done with it:

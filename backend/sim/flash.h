@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One SATA SSD of the 2008-2010 kind (Intel X25-E) as a member of a
  * RAID array: a command processor that takes one command at a time,
  * flash channels working in parallel, one link to the host.  Pure, like

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* device=hdd: a 7200 rpm desktop disk with one actuator and NCQ.
  *
  * An IO costs positioning plus transfer on the disk's mechanics

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Device models for the simulated device (device=hdd|usb|ssd|...): what
  * one IO costs on a disk, a USB stick, an SSD or a RAID card, in
  * nanoseconds of MODEL time.  A model is a pure function of the IOs it is

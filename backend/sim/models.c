@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The device models by name.  A new model is its own file plus one line
  * in the table below. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A disk's command queue and its actuator (ncq.h).
  *
  * Whenever the actuator is free it takes the job it reaches soonest:

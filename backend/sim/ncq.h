@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A disk's command queue and its one actuator (SATA NCQ, SCSI TCQ): the
  * disk holds the commands it was given and, whenever the actuator is
  * free, serves next the one it reaches soonest from where the head is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* device-params=: a model's parameters from "k=v,k=v" or from "+FILE"
  * (one k=v a line, '#' starts a comment), with units.
  *

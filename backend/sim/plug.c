@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The queue plug of 2.6.32 (blkq.h): an empty queue is plugged when a
  * request is added (__make_request, blk_plug_device), and nothing is
  * dispatched until it is unplugged: when unplug_thresh requests wait

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A RAID card (the Adaptec 5805Z of the 2010 measurement) with a RAID
  * 10 array: mirrored pairs of drives, striped (raid10.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A RAID card with a RAID 10 array of SSDs or spinning disks, as a
  * reordering device model (model.h's queue and pick); raid10.c explains
  * it, raid2010.c makes the two arrays of the 2010 measurement from it. */

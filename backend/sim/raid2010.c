@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* device=x25e-raid10, device=sas15k-raid10: the two arrays of the 2010
  * random-read figures (dm-devel, 3 September 2010): an Adaptec 5805Z
  * with a RAID 10 of 4 Intel X25-E SSDs, and one of 8 Seagate Savvio 15K

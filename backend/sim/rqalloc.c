@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Request allocation in the block queue (blkq.h): who gets a request,
  * who sleeps, and whom a completion wakes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated device (sim.h), its submission side: the model's
  * clock, the trace events, and the bios entering the block queue.
  * Submitters (the engine's write-out stage, request threads reading)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A simulated device under the engine: the real data goes to the lower
  * backend (the image), but every IO first passes a block-queue model
  * (blkq.h: depth, merging, an elevator) and a device model (model.h:

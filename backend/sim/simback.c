@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated device as a backend (sim.h): configuration, the
  * backend operations, statistics. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated device (sim.h), its device side.
  *
  * The dispatcher hands queued requests to the device while it has a

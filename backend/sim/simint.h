@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by sim.c (queue, device, threads) and simback.c (the backend
  * operations and set-up). */
 #ifndef DMCRYPT_SIM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated device (sim.h): the requests at the device, by tag.
  *
  * A request leaves the block queue into a free tag (blktrace's D) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* device=ssd: a consumer SATA/NVMe SSD: flash channels working in
  * parallel behind one host link.
  *

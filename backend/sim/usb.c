@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* device=usb: a cheap USB stick whose controller maps flash by
  * allocation units (AU, the erase block group flashbench finds: 4 MiB).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The real-kernel harness (docs/kernel-tests.md), sourced after
 # functions.sh: Debian's cloud kernel, fetched with apt and unpacked in a
 # cache outside the tree, boots in QEMU (KVM when a trial boot works,

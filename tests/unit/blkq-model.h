@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* For test-blkq.c: a naive model of the block queue's rules -- an array
  * of requests and linear scans, no trees, no lists -- and the tests
  * that hold the queue to it: 100 000 random bios (reads, writes,

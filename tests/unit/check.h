@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The unit tests' two kinds of check.  CHECK reports a failed condition
  * and counts it in FAILURES, so that one run lists every failure; main
  * returns non-zero when any was counted.  CHECK_MSG and check_that do

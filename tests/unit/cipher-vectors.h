@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Known answers for test-cipher.c.
  *
  * ieee_vectors: IEEE Std 1619-2007 Annex B, XTS-AES vectors 1-4 (AES-128)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the engine unit tests: an in-memory backend that can hold
  * writes back, fail a chosen sector and log dispatch order, a keyed
  * cipher, and an engine built over both. */

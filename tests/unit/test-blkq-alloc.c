@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Request allocation, waiters and the plug of the block-queue model
  * (backend/sim/blkq.c, rqalloc.c, plug.c), driven with synthetic model
  * times against hand-computed sequences: a request counts from its

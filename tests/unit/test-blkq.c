@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The block-queue model (backend/sim/blkq.c), driven with synthetic
  * model times: FIFO order under none; under deadline, sector order in
  * batches of fifo_batch from the last position, reads preferred, writes

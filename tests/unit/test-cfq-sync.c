@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sync writes and close cooperators in the block-queue model's CFQ
  * (backend/sim/elv-cfq.c, cfq-coop.c), driven with synthetic model
  * times against sequences computed by hand from block/cfq-iosched.c and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* CFQ in the block-queue model (backend/sim/elv-cfq.c, cfq-slice.c),
  * driven with synthetic model times against sequences computed by
  * hand from block/cfq-iosched.c of 2.6.32 and 3.16: the choice of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The bulk paths against OpenSSL's own modes, one sector and one EVP
  * call at a time: XTS built on ECB (crypto/xts_bulk.c), with and
  * without the AVX-512 whitening, and interleaved CBC encryption

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sector_cipher: known answers (IEEE 1619-2007 XTS vectors, digests that
  * tests/cipher-vectors.py makes with the oracle), the kernel's IV
  * arithmetic read back from real ciphertext, round trips, in-place use,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nbdkit -r read back from nbdkit's command line
  * (volume/params/cmdline.c), as nbdkit's own option parser reads it:
  * short options bundled or with arguments, long options and their

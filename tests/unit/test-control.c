@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control protocol (control/proto.c) and socket names
  * (control/sockdir.c): messages survive a round trip byte for byte, and
  * every malformed, oversized, truncated or silent input is refused with

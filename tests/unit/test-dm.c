@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The device-mapper core (dm/dm.h) on its own: a mapping over an
  * in-memory backend, driven as dmsetup would drive it. */
 #include <pthread.h>

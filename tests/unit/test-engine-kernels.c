@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The kernel series' thread structures (kernel=, scheduler/kpipe.c),
  * seen from below: a recording backend notes, for every call, who made
  * it (the submitter: io_context, modelled CPU, thread name) and in what

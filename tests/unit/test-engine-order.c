@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine's ordering guarantees, made deterministic by holding the
  * backend's writes (one round written at a time, so that a held write
  * holds the write-out stage): the sorted policy (and rbtree, from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Many threads at once, for each write-out policy and flag: overlapping
  * writes of whole ranges never tear, writes of neighbouring bytes in one
  * sector (read-modify-write) never lose each other's bytes, and a read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The engine against a model: random reads, writes, zeros and trims of
  * any alignment, under every write-out policy, dm-crypt flag, worker
  * count, chunk size and sector size, with XTS and with cipher_null

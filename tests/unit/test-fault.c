@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fault-injecting backend: the rules language (what parses, what is
  * refused, what each rule does to which operation), and the wrapper on a
  * real file: errors, short transfers that leave exactly their prefix,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replays every fuzzer's seed corpus and every input a fuzzer ever
  * crashed on (fuzz/corpus/NAME/, fuzz/regressions/NAME/) through the
  * same fuzz targets, built here with the ordinary compiler and flags

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* luks/fvault2-*.c: the FileVault2 metadata reader on cryptsetup's
  * test image (tests/data/testdata/cryptsetup/fvault2-images.tar.xz,
  * its first 9 MiB, which hold all its metadata) and on hostile changes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The libgcrypt provider's AES (crypto/gcrypt_provider.c) against
  * OpenSSL's own: AES-ECB built on libgcrypt's XTS with a zero tweak,
  * and AES-XTS one data unit per update, at every key size, both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Image locks (volume/lock/lock.c): one writer or many readers, conversions
  * that keep the lock on failure, the holder found by its open files,
  * and a lock that dies with its process. */

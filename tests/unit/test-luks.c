@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* luks/: unlock images made by cryptsetup and by other tools, and compare
  * every table field with what "cryptsetup luksDump --dump-volume-key"
  * says (an independent reading of the same header).

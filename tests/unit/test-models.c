@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The device models (backend/sim/): each against its own formula with
  * the default parameters, driven with synthetic model times.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The parameters both front ends share (volume/params/params.h) without
  * nbdkit: each kind of key=value read, each refusal one error line that
  * names the parameter, the secrets read from +FILE and -FD into the

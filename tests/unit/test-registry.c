@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The user's registry of running volumes (control/registry.c) and the
  * image holder lookup (volume/lock/instance.c), against fake instances in
  * child processes: DMCRYPT_RUNTIME_DIR chooses the registry; entries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* secmem: zeroed, page-aligned, kept out of core dumps, locked when the
  * memlock limit allows, and refused cleanly when too large. */
 #include <errno.h>

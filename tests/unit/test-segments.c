@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* table/segments.c and luks/bitlk-*.c: segment lists checked, walked
  * and printed as dmsetup prints them; the BitLocker layout built as
  * cryptsetup 2.6's _activate builds it; the BitLocker metadata reader on

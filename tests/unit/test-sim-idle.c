@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated device with real threads (backend/sim): CFQ's idle
  * timer, armed at a completion, must fire even when nothing else comes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The simulated device with real threads (backend/sim): submitters
  * that find the block queue full sleep, and completions serve them in
  * the order they went to sleep, whatever order their threads wake in.

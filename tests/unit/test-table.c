@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* table/: the dm-crypt target line parser, validator and formatter,
  * held against tables the real kernel accepted, printed or refused
  * (../shared/reference/kernel-dmsetup) and against edge cases. */

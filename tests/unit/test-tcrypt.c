@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The TCRYPT header code (luks/tcrypt-hdr.c) on headers made here: a
  * header encrypted with each kind of chain (one cipher, a cascade, XTS
  * and LRW) decrypts to the same fields and volume key; a flipped bit,

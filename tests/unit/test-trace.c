@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The trace file: every line must be exactly what blkparse's default
  * format prints for the same fields (re-printed here with blkparse's
  * own header and message formats and checked byte for byte), each run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The volume both front ends share (volume/volume.h) without nbdkit: a
  * plain table over a temporary file opened, requests through its data
  * path (volume_io) checked against OpenSSL's AES-XTS on the file's

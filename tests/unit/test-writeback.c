@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tools/writeback's model (tools/pagecache/), without a server: the
  * kernel's formulas against hand-computed values, and the bios a whole
  * dd conv=fsync sends, bios completing in the order they were sent.

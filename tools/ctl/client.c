@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Finding a volume's socket and exchanging one request with it, with
  * dmsetup's words when it fails. */
 #include <errno.h>

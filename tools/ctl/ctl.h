@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dmcryptctl's parts: talking to instances (client.c), finding them
  * in the registry (list.c), and printing what they say as dmsetup does
  * (report.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The running volumes: the entries of the registry (or of --dir), or
  * the one volume of --control. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The nbdkit logging functions that the table and crypto code call,
  * for the tool: errors become "dmcryptctl: reason" on stderr. */
 #include <stdarg.h>

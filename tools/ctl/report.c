@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dmsetup's layouts: "info" (dmsetup's _display_info_long), "info -c"
  * (its report: the same fields, headings, widths and alignment), and
  * one line per volume for "ls". */

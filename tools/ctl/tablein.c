@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The table a reload sends: read as dmsetup reads one (a file, stdin,
  * or --table), held to the kernel's rules here first so that a bad
  * table is explained on the terminal, and with a relative device path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading the table of a reload (tablein.c). */
 #ifndef DMCRYPT_TOOLS_TABLEIN_H
 #define DMCRYPT_TOOLS_TABLEIN_H

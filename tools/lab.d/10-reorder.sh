@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Experiment: one sequential write stream on the usb model: fifo vs sorted write-out, workers, queue depth
 #
 # The 2015 collapse (unix.stackexchange.com question 203677): dd of 4 GiB

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Experiment: random reads, encrypted vs raw, on the ssd and hdd models: ciphers and workqueue flags
 #
 # In 2010 seeker (random 512-byte reads, one at a time) gave 3320 seeks/s

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Experiment: a 4 KiB random reader beside a writer of 32 MiB requests: max-write-size 128K vs 64M
 #
 # dm-crypt splits bios at 128 KiB (its max_write_size and max_read_size

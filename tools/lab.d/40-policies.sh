@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Experiment: every write-out policy the plugin lists, on reorder's stream (the template)
 #
 # The template experiment: copy it to tools/lab.d/NN-NAME.sh, change the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Experiment: the seeds: 2015's USB stick under dd and 2010's seeker on RAID, each published figure against the lab's, with its mechanism switched off
 #
 # Seed 001 (unix.stackexchange.com question 203677): dd if=random bs=1M

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the scheduling lab's experiments share; tools/lab sources it,
 # then one experiment file, in a subshell per experiment.
 #

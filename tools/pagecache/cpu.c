@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The CPU each bio is submitted to dm-crypt from (model.h), which in
  * Linux 3.16 is the CPU whose kcryptd encrypts it and submits it on:
  * dm-crypt's crypt_queue is a per-CPU workqueue (alloc_workqueue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Linux 3.16's dirty accounting formulas, in pages (model.h). */
 #include "model.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dd conv=fsync through Linux 3.16's page cache and btrfs, as bios
  * (model.h). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The writer of tools/writeback: dd conv=fsync onto btrfs, written back
  * as Linux 3.16's page cache wrote it, as a sequence of bios, each with
  * the CPU that submitted it to dm-crypt.

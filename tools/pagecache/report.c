@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dd's summary line (report.h). */
 #include <inttypes.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What tools/writeback prints of a run: dd's own summary line. */
 #ifndef DMCRYPT_TOOLS_PAGECACHE_REPORT_H
 #define DMCRYPT_TOOLS_PAGECACHE_REPORT_H

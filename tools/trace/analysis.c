@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The statistics of one run: how sequential the dispatches were, how
  * far the seeks went, how each IO went from Q to C (flow.c) and how
  * busy the device was.  The reports are print.c's and csv.c's. */

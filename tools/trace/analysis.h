@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One run's figures, shared by what gathers them (analysis.c) and what
  * reports them (print.c, csv.c). */
 #ifndef DMCRYPT_TRACE_ANALYSIS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The figures as CSV (RFC 4180: a header line, commas, fields quoted
  * when they hold a comma, a quote or a line break; an unknown figure is
  * an empty field), for plots (--csv, a row per event) and for lab

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Following bios from Q to C across merges (the rules: flow.h). */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How each IO of a run went: queued at the engine (Q), into the block
  * queue as a new request (I) or merged into a queued one (M), to the
  * device (D), back (C).  I and M name a bio's own sectors, D and C its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The two stores that match a trace's events to each other: Q events
  * waiting for the I, M or D of the same IO (matched exactly, by sector,
  * length and kind), and bios or requests waiting in a queue for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Q events waiting for the I, M or D of the same IO: an open-addressed
  * table on (sector, nsect, kind).  A key repeats when the same sectors
  * are queued again before the first IO left the engine (a rewrite);

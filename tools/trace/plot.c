@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* --png: one run's dispatches as sector over time above its throughput
  * over time, as seekwatcher draws them, by gnuplot.  The title names
  * the run and ends with the device's busy time, HOST-LIMITED below 95 %

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A run's section of the report: every figure with its unit, the
  * latencies as percentiles, and last what limited the run. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Bios in a block queue and requests at a device, by sector range: a
  * sorted array, found by binary search.  What waits is bounded by the
  * queues being traced (nr_requests, the device's tags), so inserting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading a trace.  What a trace may hold: event lines in blkparse's
  * default layout ("maj,min cpu seq time pid action rwbs ..."), message
  * lines ("m N text"; "m N dmcrypt-run ..." starts a run), blank lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Percentiles of latencies, and the sweep over intervals that gives a
  * device's busy time and a queue's depth. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The analyser's two kinds of sample: latencies (a vector of seconds,
  * for percentiles) and intervals of model or wall time (for how much
  * of a run something was busy, and how deep a queue was). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dmcrypt-trace's two halves: reading a trace (reader.c) and the
  * statistics of one run (analysis.c, following IOs across merges in
  * flow.c, reported by print.c and csv.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket's server: the thread that serves it one
  * connection at a time (commands are short; suspend waits at most for
  * the requests in flight).  ctlsock.c makes the socket. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket of a running volume: dmcryptctl's way in.
  * ctlsock.c makes the socket and its registry entry, control.c serves
  * it from its thread, ctlcmd.c answers the requests (docs/control.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Answers control requests: the data behind dmcryptctl's info, table,
  * status, and the commands that change the v->  Presentation is the
  * tool's job; this file sends raw fields (docs/control.md). */

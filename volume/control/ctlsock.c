@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket's file: the volume's name, unique among the
  * user's volumes, the socket bound safely next to the sockets of other
  * instances, and its entry in the user's registry.  Everything between

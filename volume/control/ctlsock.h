@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The control socket's file and the volume's name: the name made
  * unique among the user's volumes through the registry
  * (control/registry.h), the socket bound and listening, and its

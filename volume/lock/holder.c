@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Who holds a lock on an image: OFD locks carry no pid (F_OFD_GETLK
  * and /proc/locks say -1), so the holder is found by its open files:
  * /proc/PID/fdinfo/FD lists the locks held through each descriptor.

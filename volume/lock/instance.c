@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Finding the dmcrypt instance that serves an image, through the
  * registry (lock.h). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One writer or any number of readers per image, the rule the kernel
  * keeps for a block device in use.  A second writer on one ciphertext
  * is two caches of truth, the classic way to destroy a file system.

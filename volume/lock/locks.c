@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A volume's locks (lock.h): its image's, taken on the file backend's
  * own descriptor, and its detached header's, on a descriptor opened for
  * the purpose; exclusive or shared as the volume's tables want. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Why an image could not be locked, in the one line the user reads
  * (lock.h). */
 #include <errno.h>

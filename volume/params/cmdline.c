@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nbdkit -r as the plugin can know it at start-up.  nbdkit 1.32 tells a
  * plugin that it is read-only only per connection (.open), too late to
  * open the image read-only and to take a shared rather than an

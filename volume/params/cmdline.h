@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading nbdkit's own command line (cmdline.c says why). */
 #ifndef DMCRYPT_VOLUME_CMDLINE_H
 #define DMCRYPT_VOLUME_CMDLINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nbdkit's .config: every key=value of the command line into the
  * parameters (params.h), each refusal one line that names the
  * parameter. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The numeric parameters of .config, and the last word on a key that
  * is none of ours.  Every number is read here, and a refusal names the
  * parameter and the value: nbdkit's parsers (nbdkit_parse_unsigned and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which parameters go together, and the plain-mode key when it comes
  * from a passphrase or a key file (cryptsetup open --type plain). */
 #include <stdlib.h>

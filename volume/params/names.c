@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Every parameter's name and --help line, and the names people slip
  * into from dmsetup and cryptsetup. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A volume's parameters: nbdkit's key=value pairs read into one object,
  * every refusal one line that names the parameter (nbdkit_error).
  * Secrets (passphrase=, table=, key=) are read from their +FILE, -FD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reading a secret from a file, a descriptor or the terminal without
  * leaving a copy behind.  nbdkit_read_password reads through stdio,
  * whose buffer keeps the secret in freed, unwiped heap memory (a core

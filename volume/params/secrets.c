@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The parameters that carry secrets: passphrase=, table= and key=.
  * Each takes nbdkit's password forms -- +FILE, -FD, - (ask on the
  * terminal) -- which keep the secret out of argv (ps) and out of
