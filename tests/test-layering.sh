@@ -8,7 +8,7 @@
 # the other's objects, nor the shared layer from either; neither front
 # end's sources include the other's headers, nor does the Makefile build
 # one from the other's folder; and no header of the product declares a
-# mutable variable extern.
+# mutable variable extern.  Every source file carries an SPDX line.
 # front-end: none
 # sanitizer: none
 source "$(dirname "$0")/functions.sh"
@@ -59,6 +59,24 @@ if ! layering globals > "$tmp/globals"; then
   fail "headers declare mutable globals (above)"
 fi
 echo "ok: no header declares a mutable global"
+
+# Every source git tracks names its licence (docs/contributing.md); the
+# encrypted images and fuzz inputs in tests/data and fuzz/ are data.
+if git rev-parse --git-dir > /dev/null 2>&1; then
+  git ls-files -- '*.[ch]' '*.sh' '*.py' '*.gp' '*.pod' '*.dict' '*.supp' \
+      Makefile .ci/run tools/lab \
+      ':!tests/data/*' ':!*/regressions/*' ':!*corpus*' > "$tmp/sources"
+  n=$(grep -c . "$tmp/sources")
+  [ "$n" -ge 300 ] || fail "git lists only $n source files"
+  missing=$(while read -r f; do
+              head -n 3 "$f" | grep -q 'SPDX-License-Identifier: ' \
+                || echo "$f"
+            done < "$tmp/sources")
+  [ -z "$missing" ] || fail "no SPDX line in: $(echo $missing)"
+  echo "ok: all $n source files have an SPDX licence line"
+else
+  echo "SKIP: SPDX lines: not a git checkout, no list of tracked files"
+fi
 
 # Elsewhere, for the record: cycles this test does not refuse.
 layering cycles common crypto table backend luks control tools/ctl \
