@@ -139,6 +139,21 @@ gnuplot -e "data='$tmp/bench.dat'; out='$tmp/bench.png'; title='T'" \
   || fail "bench-plot.gp on tools/bench.sh's data"
 [ "$(head -c 4 "$tmp/bench.png" | od -An -c | tr -d ' ')" = "211PNG" ] \
   || fail "bench-plot.gp drew no PNG"
+# One cluster whose series are none, or some, host-limited (the policies
+# experiment on one model): gnuplot 5.4 crashes on a labels plot whose
+# every point is undefined in a one-line file, so no series may give it
+# one.
+for marks in "0 0 0" "1 0 1"; do
+  read -r m1 m2 n <<< "$marks"
+  printf 'cluster a min max host_limited b min max host_limited
+' \
+    > "$tmp/one.dat"
+  printf 'usb 150 150 150 %s 149 149 149 %s\n' "$m1" "$m2" >> "$tmp/one.dat"
+  gnuplot -e "data='$tmp/one.dat'; out='$tmp/one.png'; title='T'" \
+    -e "ylabel='MB/s'; logy=0; nseries=2; marked=1; nmarked=$n" \
+    "$topdir/tools/bench-plot.gp" \
+    || fail "bench-plot.gp on one cluster, host-limited marks $m1 $m2"
+done
 
 echo "lab_bars' drawing:"
 csv=$tmp/runs.csv

@@ -78,7 +78,7 @@ plot for [i=1:nseries] data \
        using (barx(i)):(bar_host(i) ? bar_value(i) : NaN):(0.9 * slot) \
        with boxes fs transparent pattern 4 border -1 lc rgb 'black' notitle, \
      for [i=1:(marked ? nseries : 0)] data \
-       using (barx(i)):(bar_host(i) ? bar_value(i) : NaN):("*") \
+       using (barx(i)):(bar_value(i)):(bar_host(i) ? "*" : "") \
        with labels offset 0,0.7 notitle, \
      data using 0:(NaN):xtic(1) notitle, \
      NaN with boxes fs transparent pattern 4 border -1 lc rgb 'black' \
