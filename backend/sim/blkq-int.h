@@ -6,6 +6,7 @@
 #define DMCRYPT_SIM_BLKQ_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "blkq.h"
@@ -55,6 +56,23 @@ struct request
   struct request *cfq_prev, *cfq_next;
   uint64_t fifo_jiffies;        /* when its FIFO time expires */
 };
+
+/* The request whose by_start (by_end) node N is; NULL for none. */
+static inline struct request *
+request_of_start (struct tnode *n)
+{
+  return n ? (struct request *) ((char *) n
+                                 - offsetof (struct request, by_start))
+    : NULL;
+}
+
+static inline struct request *
+request_of_end (struct tnode *n)
+{
+  return n ? (struct request *) ((char *) n
+                                 - offsetof (struct request, by_end))
+    : NULL;
+}
 
 /* A submitter's io_context as the request lists see it (blk-core.c's
  * ioc->nr_batch_requests, ioc->last_waited). */

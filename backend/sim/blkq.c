@@ -140,22 +140,6 @@ tree_first (struct tnode *t)
 
 /* ---- requests in an epoch ---- */
 
-static struct request *
-of_start (struct tnode *n)
-{
-  return n ? (struct request *) ((char *) n
-                                 - offsetof (struct request, by_start))
-    : NULL;
-}
-
-static struct request *
-of_end (struct tnode *n)
-{
-  return n ? (struct request *) ((char *) n
-                                 - offsetof (struct request, by_end))
-    : NULL;
-}
-
 struct request *
 blkq_of_rq (struct blkq_rq *rq)
 {
@@ -471,7 +455,7 @@ find_at (struct epoch *ep, int dir, bool by_end, uint64_t sector)
 
   if (n == NULL || n->key != sector)
     return NULL;
-  return by_end ? of_end (n) : of_start (n);
+  return by_end ? request_of_end (n) : request_of_start (n);
 }
 
 /* A, ending where B starts, absorbs B, and takes B's place in the FIFO

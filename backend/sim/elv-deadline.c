@@ -8,17 +8,9 @@
 #include "blkq-int.h"
 
 static struct request *
-of_start (struct tnode *n)
-{
-  return n ? (struct request *) ((char *) n
-                                 - offsetof (struct request, by_start))
-    : NULL;
-}
-
-static struct request *
 first_from (struct epoch *ep, int dir, uint64_t pos)
 {
-  return of_start (tree_ceiling (ep->by_start[dir], pos));
+  return request_of_start (tree_ceiling (ep->by_start[dir], pos));
 }
 
 static bool
