@@ -25,6 +25,8 @@
 
 #include <libnbd.h>
 
+#include "../common/xorshift.h"
+
 struct options
 {
   const char *uri;
@@ -54,20 +56,6 @@ now_seconds (void)
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* xorshift64*: plenty for picking offsets, and the same sequence on every
- * system for one seed. */
-static uint64_t
-next_random (uint64_t *state)
-{
-  uint64_t x = *state;
-
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  return x * UINT64_C (0x2545F4914F6CDD1D);
 }
 
 static void
@@ -141,7 +129,7 @@ seek_loop (struct nbd_handle *nbd, const struct options *o,
     return -1;
   }
   while (now - start < o->seconds) {
-    uint64_t offset = next_random (&state) % nblocks * block_bytes;
+    uint64_t offset = xorshift64s_next (&state) % nblocks * block_bytes;
 
     if (nbd_pread (nbd, buf, block_bytes, offset, 0) == -1) {
       fprintf (stderr, "seeker: pread at %" PRIu64 ": %s\n",

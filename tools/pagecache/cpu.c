@@ -28,20 +28,8 @@
  * fsync_spread is a what-if the sources do not support: fsync's bios
  * drawn as the background ones are, as if dd's task moved to another
  * CPU between its submissions. */
+#include "../../common/xorshift.h"
 #include "model.h"
-
-/* xorshift64*: the same draws on every system for one seed. */
-static uint64_t
-next_random (uint64_t *state)
-{
-  uint64_t x = *state;
-
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  return x * UINT64_C (0x2545F4914F6CDD1D);
-}
 
 unsigned
 wb_submit_cpu (struct wb_model *m, bool sync)
@@ -50,7 +38,7 @@ wb_submit_cpu (struct wb_model *m, bool sync)
     return m->cfg.dd_cpu;
   if (m->batch_left == 0) {
     /* The top bits: xorshift's low bits are its weakest. */
-    m->cpu = (unsigned) ((next_random (&m->rng) >> 32) % m->cfg.cpus);
+    m->cpu = (unsigned) ((xorshift64s_next (&m->rng) >> 32) % m->cfg.cpus);
     m->batch_left = m->cfg.submit_batch;
   }
   m->batch_left--;
