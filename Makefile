@@ -72,9 +72,18 @@ BINDIR    ?= /usr/local/bin
 
 all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 
+# The compiler and flags the tree was last built with: whatever is
+# compiled depends on this file, rewritten only when they change, so that
+# make check after make check-asan (other CFLAGS, SANFLAGS) builds again
+# instead of testing the sanitized objects without their runtime.
+BUILD_FLAGS = .build-flags
+BUILD_FLAGS_NOW = $(CC) $(ALL_CFLAGS) $(NBD_CFLAGS)
+$(shell printf '%s\n' '$(BUILD_FLAGS_NOW)' | cmp -s - $(BUILD_FLAGS) \
+          || printf '%s\n' '$(BUILD_FLAGS_NOW)' > $(BUILD_FLAGS))
+
 # Each object's headers, as the compiler found them (-MMD -MP); an
 # object without its .d yet is rebuilt once to make it.
-%.o: %.c %.d
+%.o: %.c %.d $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 DEPS = $(sort $(patsubst %.o,%.d,$(CORE_OBJS) $(VOLUME_OBJS) \
          $(PLUGIN_SRCS:.c=.o) $(FILTER_SRCS:.c=.o) $(CTL_OBJS) $(TRACE_OBJS) \
@@ -98,13 +107,13 @@ $(FILTER): $(FILTER_SRCS:.c=.o) $(VOLUME_LIB) $(CORE_LIB)
 	  $(CORE_LIB) $(LDLIBS_ALL)
 
 tests/unit/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) \
-    tests/nbdkit-stubs.h $(VOLUME_LIB) $(CORE_LIB) $(STUBS)
+    tests/nbdkit-stubs.h $(VOLUME_LIB) $(CORE_LIB) $(STUBS) $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(STUBS) $(VOLUME_LIB) $(CORE_LIB) \
 	  $(LDLIBS_ALL)
 
 # nbdkit's command line as the plugin reads it, without nbdkit.
 tests/unit/test-cmdline: tests/unit/test-cmdline.c volume/params/cmdline.c \
-    volume/params/cmdline.h tests/unit/check.h
+    volume/params/cmdline.h tests/unit/check.h $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< volume/params/cmdline.c
 
 # The fuzz targets replayed over their corpora and past crashes, built
@@ -115,25 +124,26 @@ FUZZ_COMMON = fuzz/stubs.c volume/params/config.c volume/params/confignum.c \
               volume/params/names.c volume/params/secrets.c backend/kseries.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
     $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) fuzz/fuzz.h \
-    fuzz/cipher-reference.h $(CORE_LIB)
+    fuzz/cipher-reference.h $(CORE_LIB) $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_REPLAY_ALL -o $@ $< \
 	  $(FUZZ_NAMES:%=fuzz/fuzz-%.c) $(FUZZ_COMMON) $(CORE_LIB) $(LDLIBS_ALL)
 
-tools/%: tools/%.c $(CORE_LIB) $(STUBS)
+tools/%: tools/%.c $(CORE_LIB) $(STUBS) $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) $(NBD_CFLAGS) -o $@ $< $(STUBS) $(CORE_LIB) \
 	  $(LDLIBS_ALL) $(NBD_LIBS)
 
-tools/dmcryptctl: tools/dmcryptctl.c $(CTL_OBJS) $(CORE_LIB)
+tools/dmcryptctl: tools/dmcryptctl.c $(CTL_OBJS) $(CORE_LIB) $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CTL_OBJS) $(CORE_LIB) $(LDLIBS_ALL)
 
 $(TRACE_OBJS): $(wildcard tools/trace/*.h)
-tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) $(wildcard tools/trace/*.h)
+tools/dmcrypt-trace: tools/dmcrypt-trace.c $(TRACE_OBJS) \
+    $(wildcard tools/trace/*.h) $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TRACE_OBJS)
 
-tools/writeback: tools/writeback.c $(WB_OBJS)
+tools/writeback: tools/writeback.c $(WB_OBJS) $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) $(NBD_CFLAGS) -o $@ $< $(WB_OBJS) $(NBD_LIBS) -lm
 tests/unit/test-writeback: tests/unit/test-writeback.c $(WB_OBJS) \
-    tests/unit/check.h
+    tests/unit/check.h $(BUILD_FLAGS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(WB_OBJS) -lm
 
 man: plugin/nbdkit-dmcrypt-plugin.1 filter/nbdkit-dmcrypt-filter.1 \
@@ -256,5 +266,5 @@ clean:
 	  $(DEPS) \
 	  filter/*.o $(FILTER) filter/nbdkit-dmcrypt-filter.1 \
 	  $(UNIT_BINS) $(TOOL_BINS) plugin/nbdkit-dmcrypt-plugin.1 \
-	  $(CTL_OBJS) $(TRACE_OBJS) $(WB_OBJS) tools/dmcryptctl.1
+	  $(CTL_OBJS) $(TRACE_OBJS) $(WB_OBJS) tools/dmcryptctl.1 $(BUILD_FLAGS)
 	rm -rf fuzz/build
