@@ -76,10 +76,15 @@ all: $(PLUGIN) $(FILTER) $(TOOL_BINS) $(UNIT_BINS) man
 # compiled depends on this file, rewritten only when they change, so that
 # make check after make check-asan (other CFLAGS, SANFLAGS) builds again
 # instead of testing the sanitized objects without their runtime.
+# TREE_AS_BUILT=1 keeps the tree as it was built, whatever the flags of
+# this make: the tests that run make (install, listing variables) run
+# beside servers loading the build they test and must never rebuild it.
 BUILD_FLAGS = .build-flags
 BUILD_FLAGS_NOW = $(CC) $(ALL_CFLAGS) $(NBD_CFLAGS)
+ifneq ($(TREE_AS_BUILT)$(wildcard $(BUILD_FLAGS)),1$(BUILD_FLAGS))
 $(shell printf '%s\n' '$(BUILD_FLAGS_NOW)' | cmp -s - $(BUILD_FLAGS) \
           || printf '%s\n' '$(BUILD_FLAGS_NOW)' > $(BUILD_FLAGS))
+endif
 
 # Each object's headers, as the compiler found them (-MMD -MP); an
 # object without its .d yet is rebuilt once to make it.

@@ -22,12 +22,12 @@ clang -fsanitize=fuzzer,address,undefined -o "$tmp/probe" "$tmp/probe.c" \
 seconds=3
 full_run && seconds=10
 echo "$seconds s per fuzzer (DMCRYPT_TEST_FULL=1: 10 s)"
-timeout 600 make -s -C "$topdir" fuzz-smoke FUZZ_BUILD="$tmp/build" \
+timeout 600 make -s -C "$topdir" TREE_AS_BUILT=1 fuzz-smoke FUZZ_BUILD="$tmp/build" \
   FUZZ_SMOKE_SECONDS=$seconds >"$tmp/make.log" 2>&1
 rc=$?
 cat "$tmp/make.log"
 [ $rc -eq 0 ] || fail "make fuzz-smoke failed (exit $rc)"
-names=$(make -s -C "$topdir" --eval 'fuzz-names: ; @echo $(FUZZ_NAMES)' \
+names=$(make -s -C "$topdir" TREE_AS_BUILT=1 --eval 'fuzz-names: ; @echo $(FUZZ_NAMES)' \
           fuzz-names)
 [ -n "$names" ] || fail "no fuzzer named in the Makefile"
 for name in $names; do

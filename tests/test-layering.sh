@@ -44,7 +44,7 @@ if grep -n '#include "\.\./plugin/' filter/*.[ch] \
 fi
 for fe in PLUGIN FILTER; do
   folder=$(echo "$fe" | tr A-Z a-z)
-  srcs=$(make -s --no-print-directory \
+  srcs=$(make -s --no-print-directory TREE_AS_BUILT=1 \
            --eval="print-srcs: ; @echo \$(${fe}_SRCS)" print-srcs) \
     || fail "make cannot list ${fe}_SRCS"
   [ -n "$srcs" ] || fail "${fe}_SRCS is empty"
