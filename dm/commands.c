@@ -75,6 +75,15 @@ dm_reload (struct dm_mapping *m, const struct dm_reload *r,
              "(BitLocker) cannot be reloaded", m->segments.count);
     return -1;
   }
+  /* Its sectors are sealed with tags by a dm-integrity device below,
+   * which one crypt line cannot describe. */
+  if (m->live.table.integrity_tag_size != 0) {
+    dm_fail (err, EOPNOTSUPP, "reload: a mapping with integrity "
+             "(integrity:%u:%s) cannot be reloaded",
+             m->live.table.integrity_tag_size,
+             m->live.table.integrity_type);
+    return -1;
+  }
   if (check_tunables (&r->tun, err) == -1
       || reload_check (m, r, &t, err) == -1)
     return -1;

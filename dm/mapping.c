@@ -27,6 +27,16 @@ build (const struct dm_mapping *m, const struct crypt_table *t,
   };
   struct engine_config ec = m->host.engine;
 
+  /* Authenticated sectors are sealed below the engine, with their tags
+   * (backend/integrity.h): the engine splits, orders and read-modify-
+   * writes plaintext, as dm-crypt's own pipeline runs above its AEAD. */
+  if (t->integrity_tag_size != 0) {
+    cp.spec = "cipher_null-ecb";
+    cp.key = NULL;
+    cp.key_size = 0;
+    cp.iv_offset = 0;
+    cp.iv_large_sectors = false;
+  }
   ec.data_offset = t->offset * 512;
   ec.size = t->length * 512;
   ec.sector_size = t->sector_size;

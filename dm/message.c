@@ -38,6 +38,15 @@ key_message (struct dm_mapping *m, int argc, char **argv,
     dm_fail (err, EINVAL, "not suspended during key manipulation");
     return -1;
   }
+  /* The authenticated mapping's key lives with its tags, below the
+   * engine (backend/integrity.h). */
+  if (m->live.table.integrity_tag_size != 0) {
+    dm_fail (err, EOPNOTSUPP, "key messages are not supported on a "
+             "mapping with integrity (integrity:%u:%s)",
+             m->live.table.integrity_tag_size,
+             m->live.table.integrity_type);
+    return -1;
+  }
   if (argc == 2 && strcasecmp (argv[1], "wipe") == 0) {
     mapping_key_wipe (m);
     return 0;

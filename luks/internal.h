@@ -23,6 +23,8 @@ struct luks2_segment
   char *encryption;         /* cipher spec exactly as stored */
   bool dynamic;             /* size "dynamic": up to the end of the device */
   uint64_t size_bytes;      /* fixed size, when !dynamic */
+  char integrity[32];       /* its integrity type ("hmac(sha256)",
+                               "aead", "poly1305"), or "" */
 };
 
 /* Refuses (one nbdkit_error naming HDR_PATH) what we cannot serve:
@@ -32,10 +34,12 @@ int luks2_check_segment (struct crypt_device *cd, const char *hdr_path,
                          struct luks2_segment *seg);
 void luks2_segment_free (struct luks2_segment *seg);
 
-/* params.c: every table field except the key.  Returns 0 or -1. */
+/* params.c: every table field except the key, and INFO's integrity.
+ * Returns 0 or -1. */
 int luks_fill_params (struct crypt_device *cd,
                       const struct luks_unlock_params *p,
-                      uint64_t data_size, struct crypt_table *t);
+                      uint64_t data_size, struct crypt_table *t,
+                      struct luks_info *info);
 /* What messages call the data: p->data_name, else p->data_path. */
 const char *luks_data_name (const struct luks_unlock_params *p);
 /* "name-mode" from crypt_get_cipher and crypt_get_cipher_mode, as

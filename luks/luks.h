@@ -62,6 +62,13 @@ struct luks_info
                                   FileVault2 and BitLocker */
   struct segment_list segments;  /* BitLocker: the mapping's segments,
                                     which share the table; else none */
+  /* LUKS2 with integrity: the segment's integrity type
+   * ("hmac(sha256)", "aead", "poly1305"), "" without.  The table is then
+   * the segment's cipher as stored (aes-xts-plain64, aes-gcm-random)
+   * over the dm-integrity device that starts at its offset, with the
+   * whole key (the cipher's, then the MAC's); the caller opens that
+   * device and seals the sectors (backend/integrity.h). */
+  char integrity[32];
 };
 
 /* Loads the header (for LUKS_DETECT, after finding the format by its
@@ -70,8 +77,8 @@ struct luks_info
  * data offset, encryption sector size, LUKS2 persistent flags, and the
  * length of the data segment in 512-byte sectors (given DATA_SIZE, the
  * data device's size in bytes).  Refuses, with a one-line nbdkit_error,
- * headers in re-encryption, with integrity/AEAD, or with unknown
- * requirements.  A FileVault2 volume gives the table of its logical
+ * headers in re-encryption or with unknown
+ * requirements (integrity: see struct luks_info).  A FileVault2 volume gives the table of its logical
  * volume and has no keyslots (KEY_SLOT must be -1; INFO->key_slot is
  * 0, as cryptsetup says).  Returns 0 or -1. */
 int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,

@@ -140,10 +140,25 @@ luks_set_cipher (struct crypt_device *cd, const struct luks_unlock_params *p,
                                    crypt_get_volume_key_size (cd));
 }
 
+static int
+luks_set_authenticated_cipher (const struct luks_unlock_params *p,
+                               char *cipher, struct crypt_table *t)
+{
+  t->cipher = cipher;
+  t->device = strdup (luks_data_name (p));
+  if (t->cipher == NULL || t->device == NULL)
+    {
+      nbdkit_error ("luks: out of memory");
+      return -1;
+    }
+  return 0;
+}
+
 int
 luks_fill_params (struct crypt_device *cd,
                   const struct luks_unlock_params *p,
-                  uint64_t data_size, struct crypt_table *t)
+                  uint64_t data_size, struct crypt_table *t,
+                  struct luks_info *info)
 {
   bool luks2 = strcmp (crypt_get_type (cd), CRYPT_LUKS2) == 0;
   struct luks2_segment seg;
@@ -161,9 +176,14 @@ luks_fill_params (struct crypt_device *cd,
       || set_length (p, luks2 ? &seg : NULL, data_size, t) == -1)
     goto out;
   /* LUKS2: the segment's cipher string as stored, which is what
-   * cryptsetup hands to the kernel. */
-  r = luks_set_cipher (cd, p, luks2 ? strdup (seg.encryption)
-                                    : luks_name_mode_spec (cd), t);
+   * cryptsetup hands to the kernel.  With integrity, the cipher and its
+   * MAC are checked by whoever seals the sectors (crypto/aead.h). */
+  snprintf (info->integrity, sizeof info->integrity, "%s", seg.integrity);
+  if (seg.integrity[0] != '\0')
+    r = luks_set_authenticated_cipher (p, strdup (seg.encryption), t);
+  else
+    r = luks_set_cipher (cd, p, luks2 ? strdup (seg.encryption)
+                                      : luks_name_mode_spec (cd), t);
  out:
   luks2_segment_free (&seg);
   return r;

@@ -298,7 +298,7 @@ fill_params (struct crypt_device *cd, const struct luks_unlock_params *p,
     return fvault2_fill_params (cd, p, data_size, t);
   if (p->type == LUKS_BITLK)
     return bitlk_fill_params (cd, p, data_size, t, &info->segments);
-  return luks_fill_params (cd, p, data_size, t);
+  return luks_fill_params (cd, p, data_size, t, info);
 }
 
 int

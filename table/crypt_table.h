@@ -37,6 +37,13 @@ struct crypt_table
   uint64_t offset;        /* 512-byte sectors into the backing device */
   unsigned flags;         /* enum crypt_table_flag */
   unsigned sector_size;   /* bytes, 512 when not given */
+  /* integrity:<bytes>:<type>: dm-crypt's authenticated encryption over a
+   * dm-integrity device that stores TAG bytes a sector (the MAC or AEAD
+   * tag and, for -random IVs, the IV); 0 without it.  The cipher is then
+   * the kernel's capi: form and the engine moves plaintext only
+   * (backend/integrity.h does the sealing). */
+  unsigned integrity_tag_size;
+  char integrity_type[8]; /* "aead" (what cryptsetup loads) */
 };
 
 /* Parses LINE into T (zeroed first).  Returns 0, or -1 after nbdkit_error

@@ -91,6 +91,7 @@ put_options (struct line_writer *w, const struct crypt_table *t)
   for (i = 0; i < sizeof flags_before_sector_size
          / sizeof flags_before_sector_size[0]; i++)
     count += (t->flags & flags_before_sector_size[i].flag) != 0;
+  count += t->integrity_tag_size != 0;
   count += t->sector_size != 512;
   count += (t->flags & CT_IV_LARGE_SECTORS) != 0;
   if (count == 0)
@@ -101,6 +102,11 @@ put_options (struct line_writer *w, const struct crypt_table *t)
          / sizeof flags_before_sector_size[0]; i++)
     if (t->flags & flags_before_sector_size[i].flag)
       put_text (w, " %s", flags_before_sector_size[i].word);
+  /* crypt_status (6.1) prints integrity:N:TYPE after the workqueue
+   * flags and before sector_size. */
+  if (t->integrity_tag_size != 0)
+    put_text (w, " integrity:%u:%s", t->integrity_tag_size,
+              t->integrity_type);
   if (t->sector_size != 512)
     put_text (w, " sector_size:%u", t->sector_size);
   if (t->flags & CT_IV_LARGE_SECTORS)

@@ -22,6 +22,12 @@ void image_close (struct dmcrypt_volume *v);
  * 0 or -1 after nbdkit_error. */
 int table_make (struct dmcrypt_volume *v);
 
+/* integrity.c (from table_make): with integrity (a LUKS2 segment's, or type=integrity),
+ * the dm-integrity device opened over V->backend and the sealing
+ * backend put over it (V->backend, V->integrity); V->table becomes the
+ * table over it.  Nothing without.  Returns 0 or -1 after nbdkit_error. */
+int integrity_stack (struct dmcrypt_volume *v);
+
 /* lab.c: device=... checked, and the simulated device put over the
  * image (V->backend), its clock given to the trace. */
 int lab_check_params (const struct dmcrypt_params *p);

@@ -5,6 +5,7 @@
  * for the front end to hand to nbdkit; and the block sizes both front
  * ends advertise. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,15 @@ volume_io (const struct dmcrypt_conn *conn, enum io_op op, void *buf,
     return -1;
   }
   r = dm_io (dm, (enum dm_io_op) op, buf, count, offset, fua);
-  if (r == -1) {
+  /* A tag that did not verify is the kernel's EILSEQ in the mapping
+   * (BLK_STS_PROTECTION); NBD has no such error, and a block device
+   * over NBD reports EIO, as it would for a sector the disk lost. */
+  if (r == -1 && errno == EILSEQ) {
+    *err = EIO;
+    nbdkit_error ("%s: %" PRIu32 " bytes at %" PRIu64 ": an integrity tag "
+                  "did not verify (EILSEQ)", op_names[op], count, offset);
+  }
+  else if (r == -1) {
     *err = errno;
     nbdkit_error ("%s: %s", op_names[op], strerror (*err));
   }

@@ -175,7 +175,8 @@ check_size (const struct dmcrypt_volume *v)
 int
 table_make (struct dmcrypt_volume *v)
 {
-  if (make_table (v, params_plain (&v->params)) == -1)
+  if (make_table (v, params_plain (&v->params)) == -1
+      || integrity_stack (v) == -1)
     return -1;
   apply_flag_params (v);
   if (check_size (v) == -1 || crypt_table_validate (&v->table) == -1)

@@ -60,6 +60,9 @@ struct dmcrypt_volume
   struct luks_info luks;         /* valid when is_luks */
   bool is_luks;
   struct backend *backend;       /* the top of the stack the engine uses */
+  struct backend *integrity;     /* the sealing backend over a
+                                    dm-integrity device (in the stack
+                                    under BACKEND), or NULL */
   struct dm_mapping *dm;         /* the live table, its engine, reload,
                                     suspend: dm/dm.h */
   /* The image as it was opened (NULL file: none), and the tables'

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Answers control requests: the data behind dmcryptctl's info, table,
- * status, and the commands that change the v->  Presentation is the
+ * status, and the commands that change the volume.  Presentation is the
  * tool's job; this file sends raw fields (docs/control.md). */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../../backend/integrity.h"
 #include "control.h"
 
 #define READ_AHEAD_SECTORS 256      /* what dmsetup shows for dm-crypt */
@@ -123,10 +124,64 @@ cmd_info (const struct volume_control *c, struct ctl_message *rep)
   return 0;
 }
 
+/* The dm-integrity device under the mapping, as cryptsetup's "_dif"
+ * device (or integritysetup's device alone) shows in dmsetup: its table
+ * line ("0 LEN integrity DEV OFFSET TAG MODE #opts ...") or its status
+ * line ("0 LEN integrity MISMATCHES PROVIDED RECALC").  Empty without. */
+static void
+integrity_line (const struct dmcrypt_volume *v, bool table, char *line,
+                size_t size)
+{
+  const struct integrity_dev *d;
+  char rest[512];
+
+  line[0] = '\0';
+  if (v->integrity == NULL)
+    return;
+  d = backend_integrity_dev (v->integrity);
+  if (table)
+    integrity_table (d, rest, sizeof rest);
+  else
+    integrity_status (d, rest, sizeof rest);
+  if (table)
+    snprintf (line, size, "0 %" PRIu64 " integrity %s %s",
+              integrity_data_sectors (d), v->device_field, rest);
+  else
+    snprintf (line, size, "0 %" PRIu64 " integrity %s",
+              integrity_data_sectors (d), rest);
+}
+
+/* integritysetup's device alone: no crypt target above it. */
+static bool
+integrity_alone (const struct dmcrypt_volume *v)
+{
+  return v->integrity != NULL && v->params.type == VT_INTEGRITY;
+}
+
+/* Beside the mapping's own lines ("table", "status"), those of the
+ * dm-integrity device under it ("table_dif", "status_dif"), which
+ * dmcryptctl shows as dmsetup shows NAME_dif; the device alone answers
+ * in KEY. */
 static int
-cmd_table (struct dm_mapping *dm, const struct ctl_message *req,
+add_integrity_line (const struct dmcrypt_volume *v, const char *key,
+                    struct ctl_message *rep)
+{
+  char line[768], dif_key[32];
+
+  integrity_line (v, strcmp (key, "table") == 0, line, sizeof line);
+  if (line[0] == '\0')
+    return 0;
+  if (integrity_alone (v))
+    return ctl_add (rep, key, line);
+  snprintf (dif_key, sizeof dif_key, "%s_dif", key);
+  return ctl_add (rep, dif_key, line);
+}
+
+static int
+cmd_table (const struct dmcrypt_volume *v, const struct ctl_message *req,
            struct ctl_message *rep)
 {
+  struct dm_mapping *dm = v->dm;
   char *lines = dm_format_table (dm, ctl_get_bool (req, "inactive"),
                                  ctl_get_bool (req, "showkeys"));
   char *line, *next;
@@ -135,6 +190,11 @@ cmd_table (struct dm_mapping *dm, const struct ctl_message *req,
   /* No inactive table: dmsetup prints nothing and succeeds. */
   if (lines == NULL)
     return errno == ENXIO ? 0 : -1;
+  if (integrity_alone (v)) {
+    crypt_table_free_line (lines);
+    return ctl_get_bool (req, "inactive") ? 0
+      : add_integrity_line (v, "table", rep);
+  }
   /* A field per segment, in order: a value holds no newline. */
   for (line = lines; r == 0 && line; line = next) {
     if ((next = strchr (line, '\n')) != NULL)
@@ -142,6 +202,8 @@ cmd_table (struct dm_mapping *dm, const struct ctl_message *req,
     r = ctl_add (rep, "table", line);
   }
   crypt_table_free_line (lines);
+  if (r == 0 && !ctl_get_bool (req, "inactive"))
+    r = add_integrity_line (v, "table", rep);
   return r;
 }
 
@@ -172,9 +234,10 @@ add_stats (struct dm_mapping *dm, struct ctl_message *rep)
 }
 
 static int
-cmd_status (struct dm_mapping *dm, const struct ctl_message *req,
+cmd_status (const struct dmcrypt_volume *v, const struct ctl_message *req,
             struct ctl_message *rep)
 {
+  struct dm_mapping *dm = v->dm;
   const struct segment_list *l = dm_segments (dm);
   struct dm_state s;
   unsigned i;
@@ -183,14 +246,20 @@ cmd_status (struct dm_mapping *dm, const struct ctl_message *req,
    * dm-zero has no status at all, so each line ends with the
    * separating space; a line per segment, as dmsetup status. */
   dm_get_state (dm, &s);
-  if (l == NULL)
+  if (l == NULL && !integrity_alone (v))
     ctl_addf (rep, "status", "0 %" PRIu64 " crypt ", s.length);
+  add_integrity_line (v, "status", rep);
   for (i = 0; l && i < l->count; i++)
     ctl_addf (rep, "status", "%" PRIu64 " %" PRIu64 " %s ", l->seg[i].start,
               l->seg[i].length,
               l->seg[i].type == SEGMENT_ZERO ? "zero" : "crypt");
   if (ctl_get_bool (req, "stats"))
     add_stats (dm, rep);
+  /* Sectors whose tag did not verify: dm-integrity's status counts its
+   * own mismatches; dm-crypt's AEAD failures only reach the log. */
+  if (ctl_get_bool (req, "stats") && v->integrity)
+    ctl_addf (rep, "stat.integrity_failures", "%" PRIu64,
+              backend_integrity_failures (v->integrity));
   return 0;
 }
 
@@ -247,9 +316,9 @@ run (const struct volume_control *c, const char *op,
   if (strcmp (op, "info") == 0)
     return cmd_info (c, rep);
   if (strcmp (op, "table") == 0)
-    return cmd_table (dm, req, rep);
+    return cmd_table (c->volume, req, rep);
   if (strcmp (op, "status") == 0)
-    return cmd_status (dm, req, rep);
+    return cmd_status (c->volume, req, rep);
   if (strcmp (op, "reload") == 0)
     return cmd_reload (dm, req, err);
   if (strcmp (op, "clear") == 0) {
