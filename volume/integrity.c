@@ -124,9 +124,77 @@ stack_luks2 (struct dmcrypt_volume *v)
   return -1;
 }
 
+/* integritysetup's --integrity-key-file: its bytes as they are (or the
+ * first --integrity-key-size of them), into locked memory. */
+static uint8_t *
+read_hash_key (const struct dmcrypt_params *p, size_t *bytes)
+{
+  size_t want = p->integrity_key_size ? p->integrity_key_size : 4096;
+  uint8_t *key = secmem_alloc (want), *dup;
+  FILE *f = fopen (p->integrity_key_file, "rb");
+  size_t got = 0;
+
+  if (key == NULL || f == NULL) {
+    nbdkit_error ("integrity-key-file: %s: %m", p->integrity_key_file);
+    goto fail;
+  }
+  got = fread (key, 1, want, f);
+  if (ferror (f) || got == 0
+      || (p->integrity_key_size && got < p->integrity_key_size)
+      || (!p->integrity_key_size && fgetc (f) != EOF)) {
+    nbdkit_error ("integrity-key-file: %s: %s", p->integrity_key_file,
+                  got == 0 || p->integrity_key_size
+                  ? "shorter than the key" : "longer than 4096 bytes");
+    goto fail;
+  }
+  fclose (f);
+  /* Freed by the caller by its own size. */
+  *bytes = got;
+  dup = secmem_dup (key, got);
+  secmem_free (key, want);
+  if (dup == NULL)
+    nbdkit_error ("integrity-key-file: out of locked memory");
+  return dup;
+
+ fail:
+  if (f)
+    fclose (f);
+  secmem_free (key, want);
+  return NULL;
+}
+
+/* integritysetup open: the device's own hash checks its tags. */
+static int
+stack_alone (struct dmcrypt_volume *v)
+{
+  const struct dmcrypt_params *p = &v->params;
+  const char *hash = p->integrity ? p->integrity : "crc32c";
+  size_t key_bytes = 0;
+  uint8_t *key = NULL;
+  struct integrity_dev *d;
+  struct backend *sealed;
+
+  if (p->integrity_key_file && (key = read_hash_key (p, &key_bytes)) == NULL)
+    return -1;
+  d = open_device (v, 0, hash, key, key_bytes);
+  secmem_free (key, key_bytes);
+  if (d == NULL)
+    return -1;
+  if (settle_table (v, d, "cipher_null-ecb", integrity_tag_size (d)) == -1
+      || (sealed = backend_integrity_wrap (v->backend, d, NULL)) == NULL) {
+    integrity_close (d);
+    return -1;
+  }
+  v->backend = sealed;
+  v->integrity = sealed;
+  return 0;
+}
+
 int
 integrity_stack (struct dmcrypt_volume *v)
 {
+  if (v->params.type == VT_INTEGRITY)
+    return stack_alone (v);
   if (v->is_luks && v->luks.integrity[0] != '\0')
     return stack_luks2 (v);
   return 0;

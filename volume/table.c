@@ -141,9 +141,29 @@ check_plain_over_header (const struct dmcrypt_volume *v)
   return -1;
 }
 
+/* integritysetup's device alone: a table that moves plaintext, from the
+ * device's start; integrity.c sizes it from the superblock. */
+static int
+table_for_integrity (struct dmcrypt_volume *v)
+{
+  struct crypt_table *t = &v->table;
+
+  memset (t, 0, sizeof *t);
+  t->cipher = strdup ("cipher_null-ecb");
+  t->device = strdup (v->image);
+  if (t->cipher == NULL || t->device == NULL) {
+    nbdkit_error ("strdup: %m");
+    return -1;
+  }
+  t->sector_size = 512;
+  return 0;
+}
+
 static int
 make_table (struct dmcrypt_volume *v, bool plain)
 {
+  if (v->params.type == VT_INTEGRITY)
+    return table_for_integrity (v);
   if (!plain)
     return unlock_luks (v);
   if ((v->params.table ? crypt_table_parse (v->params.table, &v->table)

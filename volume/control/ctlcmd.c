@@ -4,6 +4,7 @@
  * tool's job; this file sends raw fields (docs/control.md). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -39,6 +39,8 @@ static const char *const flag_keys[] = {
 static const struct { const char *key; size_t offset; } string_keys[] = {
   STRING_KEY ("header", header), STRING_KEY ("cipher", cipher),
   STRING_KEY ("tcrypt-hash", tcrypt_hash),
+  STRING_KEY ("integrity", integrity),
+  STRING_KEY ("integrity-key-file", integrity_key_file),
   STRING_KEY ("hash", hash), STRING_KEY ("trace", trace),
   STRING_KEY ("fault-rules", fault_rules), STRING_KEY ("control", control),
   STRING_KEY ("name", name),
@@ -114,6 +116,7 @@ set_type (struct dmcrypt_params *p, const char *value)
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
     { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
     { "tcrypt", VT_TCRYPT }, { "bitlk", VT_BITLK },
+    { "integrity", VT_INTEGRITY },
   };
   size_t i;
 
@@ -124,8 +127,8 @@ set_type (struct dmcrypt_params *p, const char *value)
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
-                "(expected luks, luks1, luks2, plain, fvault2, tcrypt or "
-                "bitlk)", value);
+                "(expected luks, luks1, luks2, plain, fvault2, tcrypt, "
+                "bitlk or integrity)", value);
   return -1;
 }
 
@@ -326,6 +329,8 @@ params_free (struct dmcrypt_params *p)
     free (p->keyfiles[i]);
   free (p->keyfiles);
   free (p->tcrypt_hash);
+  free (p->integrity);
+  free (p->integrity_key_file);
   free (p->cipher);
   free (p->hash);
   free (p->scheduler);

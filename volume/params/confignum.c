@@ -180,6 +180,8 @@ config_numeric (struct dmcrypt_params *p, const char *key,
     return set_unsigned (key, value, &p->veracrypt_pim, 0, UINT_MAX);
   else if (strcmp (key, "keyfile-offset") == 0)
     return config_number (key, value, 0, UINT64_MAX, &p->keyfile_offset);
+  else if (strcmp (key, "integrity-key-size") == 0)
+    return config_number (key, value, 1, 4096, &p->integrity_key_size);
   else if (strcmp (key, "keyfile-size") == 0)
     return config_number (key, value, 0, UINT64_MAX, &p->keyfile_size);
   else if (strcmp (key, "key-slot") == 0) {

@@ -91,12 +91,37 @@ check_tcrypt (const struct dmcrypt_params *p)
   return first_broken (rules, sizeof rules / sizeof rules[0]);
 }
 
+/* integritysetup open: a dm-integrity device alone, no key but a keyed
+ * hash's. */
+static int
+check_integrity (const struct dmcrypt_params *p)
+{
+  const struct rule rules[] = {
+    { p->header || p->key_slot >= 0 || p->passphrase || p->keyfile,
+      "passphrase, keyfile, key-slot and header are not for "
+      "type=integrity (integrity-key-file= keys a keyed hash)" },
+    { p->table || p->key || p->cipher || p->have_offset
+      || p->have_iv_offset || p->sector_size || p->hash || p->key_bits,
+      "table, key, cipher, offset, iv-offset, sector-size, hash and "
+      "key-size are for type=plain; a dm-integrity superblock holds "
+      "its geometry" },
+    { p->integrity_key_size && !p->integrity_key_file,
+      "integrity-key-size needs integrity-key-file=" },
+  };
+
+  return first_broken (rules, sizeof rules / sizeof rules[0]);
+}
+
 /* Options of one format given for another. */
 static int
 check_format_options (const struct dmcrypt_params *p)
 {
   bool tcrypt = p->type == VT_TCRYPT;
   const struct rule rules[] = {
+    { p->type != VT_INTEGRITY
+      && (p->integrity || p->integrity_key_file || p->integrity_key_size),
+      "integrity, integrity-key-file and integrity-key-size need "
+      "type=integrity (a LUKS2 header names its own)" },
     { !tcrypt && p->keyfiles_count > 1,
       "keyfile given more than once (only type=tcrypt takes several)" },
     { !tcrypt && (p->tcrypt_hidden || p->tcrypt_system
@@ -154,6 +179,8 @@ params_check (struct dmcrypt_params *p, bool need_file)
     return -1;
   if (p->type == VT_TCRYPT)
     return check_tcrypt (p);
+  if (p->type == VT_INTEGRITY)
+    return check_integrity (p);
   return plain ? check_plain (p) : check_luks (p);
 }
 

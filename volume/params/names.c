@@ -17,15 +17,20 @@
   " (default: all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
-  "type=luks|luks1|luks2|plain|fvault2|tcrypt|bitlk  Volume type (default:\n" \
-  "                    plain with table= or cipher=, else LUKS, FileVault2\n" \
-  "                    or BitLocker by magic; TrueCrypt/VeraCrypt needs\n" \
-  "                    type=tcrypt).\n" \
+  "type=luks|luks1|luks2|plain|fvault2|tcrypt|bitlk|integrity  Volume type\n" \
+  "                    (default: plain with table= or cipher=, else LUKS\n" \
+  "                    (with or without integrity), FileVault2 or\n" \
+  "                    BitLocker by magic; TrueCrypt/VeraCrypt needs\n" \
+  "                    type=tcrypt, dm-integrity alone type=integrity).\n" \
   "tcrypt-hidden=<BOOL>  TCRYPT: open the hidden volume.\n" \
   "tcrypt-system=<BOOL>  TCRYPT: a system volume (header in sector 62).\n" \
   "tcrypt-backup=<BOOL>  TCRYPT: use the backup header near the end.\n" \
   "veracrypt-pim=<N>   TCRYPT: VeraCrypt's personal iteration multiplier.\n" \
   "tcrypt-hash=<HASH>  TCRYPT: try only this PBKDF2 hash (default: all).\n" \
+  "integrity=<ALG>     type=integrity: the tags' hash (default crc32c).\n" \
+  "integrity-key-file=<FILENAME>  type=integrity: a keyed hash's key.\n" \
+  "integrity-key-size=<BYTES>  type=integrity: bytes of that key file\n" \
+  "                    (default: all of it).\n" \
   "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the" \
   " key.\n" \
   "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
@@ -96,7 +101,8 @@ const char *const dmcrypt_param_names[] = {
   "readonly", "device", "device-params", "device-speed", "nr-requests",
   "elevator", "elevator-params", "kernel", "hz", "kcryptd-io",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
-  "tcrypt-hash", NULL,
+  "tcrypt-hash", "integrity", "integrity-key-file", "integrity-key-size",
+  NULL,
 };
 
 bool

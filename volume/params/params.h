@@ -22,7 +22,7 @@
 #define MIN_BLOCK_SECTOR (~0u)
 
 enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
-                   VT_FVAULT2, VT_TCRYPT, VT_BITLK };
+                   VT_FVAULT2, VT_TCRYPT, VT_BITLK, VT_INTEGRITY };
 
 /* A boolean parameter that was given or not: unset leaves the table's
  * (or LUKS2 header's) own flag alone. */
@@ -49,6 +49,12 @@ struct dmcrypt_params
   bool tcrypt_hidden, tcrypt_system, tcrypt_backup;
   unsigned veracrypt_pim;        /* 0 = none */
   char *tcrypt_hash;             /* NULL = try every hash */
+  /* type=integrity (integritysetup open): the tags' hash, NULL =
+   * crc32c; a keyed hash's key file, read whole or its first
+   * integrity_key_size bytes. */
+  char *integrity;
+  char *integrity_key_file;
+  uint64_t integrity_key_size;   /* bytes, 0 = the whole file */
   uint64_t keyfile_offset;       /* bytes */
   uint64_t keyfile_size;         /* bytes, 0 = to EOF */
   int key_slot;                  /* -1 = any */
