@@ -146,14 +146,36 @@ print_cipher_cost (const struct ctl_message *rep, const char *dir)
             ns / 1e6 * (1024.0 * 1024 * 1024) / bytes);
 }
 
-/* table and status: one line per volume ("name: line" for all). */
+/* NAME_dif: the dm-integrity device under volume NAME, as cryptsetup
+ * names it, when no volume of that name exists.  BASE gets NAME. */
+static bool
+is_dif_name (const char *name, char *base, size_t size)
+{
+  size_t len = strlen (name);
+  char path[CTL_PATH_MAX];
+
+  if (len <= 4 || len - 4 >= size || strcmp (name + len - 4, "_dif") != 0
+      || strchr (name, '/'))
+    return false;
+  if (socket_of (&opts, name, path, sizeof path) == 0
+      && access (path, F_OK) == 0)
+    return false;
+  memcpy (base, name, len - 4);
+  base[len - 4] = '\0';
+  return true;
+}
+
+/* table and status: one line per volume ("name: line" for all); a
+ * volume over dm-integrity also shows that device, NAME_dif, as dmsetup
+ * shows cryptsetup's two. */
 static int
 print_lines (int argc, char **argv, const char *op)
 {
   struct ctl_message req, rep;
   char **names;
   const char *key = strcmp (op, "table") == 0 ? "table" : "status";
-  bool all, answered;
+  char base[CTL_MAX_NAME + 1], dif_key[32];
+  bool all, answered, dif;
   size_t f;
   int i, r = 0;
 
@@ -167,14 +189,19 @@ print_lines (int argc, char **argv, const char *op)
     ctl_add (&req, "showkeys", opts.showkeys ? "1" : "0");
     ctl_add (&req, "inactive", opts.inactive ? "1" : "0");
     ctl_add (&req, "stats", opts.stats ? "1" : "0");
-    answered = request (&opts, names[i], op, &req, &rep) == 0;
+    dif = !all && is_dif_name (names[i], base, sizeof base);
+    answered = request (&opts, dif ? base : names[i], op, &req, &rep) == 0;
     if (!answered)
       r = -1;
+    snprintf (dif_key, sizeof dif_key, "%s_dif", key);
     /* A multi-segment mapping answers a line per segment. */
     for (f = 0; answered && f < rep.nfields; f++)
-      if (strcmp (rep.field[f].key, key) == 0)
+      if (strcmp (rep.field[f].key, dif ? dif_key : key) == 0)
         printf ("%s%s%s\n", all ? names[i] : "", all ? ": " : "",
                 rep.field[f].value);
+    for (f = 0; answered && all && f < rep.nfields; f++)
+      if (strcmp (rep.field[f].key, dif_key) == 0)
+        printf ("%s_dif: %s\n", names[i], rep.field[f].value);
     for (f = 0; f < rep.nfields; f++)
       if (strncmp (rep.field[f].key, "stat.", 5) == 0)
         printf ("%s: %s\n", rep.field[f].key + 5, rep.field[f].value);
