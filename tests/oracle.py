@@ -43,9 +43,20 @@ Usage (KEYHEX is the volume key, e.g. from luksDump --dump-volume-key):
   oracle.py size IMG MAPPING                 export size in bytes
   oracle.py table-from-luks IMG KEYHEX [--header HDR]
   oracle.py transcripts FILE...             records of dmsetup transcripts
+  oracle.py integrity-read IMG --out OUT [INTEGRITY]
+  oracle.py integrity-check IMG [INTEGRITY]
   oracle.py selftest
 where MAPPING is --table 'LINE' or --luks-key KEYHEX [--header HDR].
-OUT or IN may be "-" for stdout/stdin.  encrypt rewrites only the
+OUT or IN may be "-" for stdout/stdin.
+
+integrity-read and integrity-check (tests/oracle_integrity.py) read a
+dm-integrity image, or a LUKS2 image with integrity, as the kernel
+would, replaying its journal in memory; INTEGRITY is [--offset BYTES]
+[--internal-hash NAME [--key-file F | --key HEX]] [--luks-key KEYHEX]
+[--no-replay].  Both print "size", "sector_size", a "bad OFF LEN" line
+per run of bytes that would fail to read (read as zeros) and "sha256";
+check also prints the superblock, geometry and journal (one "entry"
+line per replayed entry) and exits 1 if any block fails.  encrypt rewrites only the
 sectors that the input covers, decrypting and re-encrypting the partial
 sectors at its ends, so everything else in IMG is preserved.
 """
@@ -1010,10 +1021,15 @@ def main(argv):
     p = sub.add_parser("transcripts")
     p.add_argument("files", nargs="+")
     sub.add_parser("selftest")
+    import oracle_integrity
+    oracle_integrity.add_args(sub)
     args = ap.parse_args(argv)
 
+    if args.cmd.startswith("integrity-"):
+        return oracle_integrity.run(args)
     if args.cmd == "selftest":
         selftest()
+        oracle_integrity.selftest()
         print("oracle selftest: ok")
     elif args.cmd == "transcripts":
         transcript_records(args.files)
@@ -1033,6 +1049,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # oracle_integrity imports this file as "oracle": one module, one
+    # OracleError.
+    sys.modules.setdefault("oracle", sys.modules["__main__"])
     try:
         sys.exit(main(sys.argv[1:]))
     except (OracleError, ValueError, OSError,

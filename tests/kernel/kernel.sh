@@ -3,8 +3,8 @@
 # functions.sh: Debian's cloud kernel, fetched with apt and unpacked in a
 # cache outside the tree, boots in QEMU (KVM when a trial boot works,
 # else TCG with -cpu max, which has AES-NI) on a small initramfs made
-# here from busybox-static and the host's cryptsetup, dmsetup, mkfs.ext4,
-# e2fsck and nbd-client with their libraries.  A guest script runs as
+# here from busybox-static and the host's cryptsetup, integritysetup,
+# dmsetup, mkfs.ext4, e2fsck and nbd-client with their libraries.  A guest script runs as
 # root; its output and exit status come back over virtio-serial.
 #
 #   kernel_setup                   fetch, unpack, initramfs, accelerator;
@@ -134,12 +134,12 @@ kernel_fetch ()
 
 # The host programs the guest gets, with busybox for everything else.
 kernel_programs=(cryptsetup dmsetup mkfs.ext4 e2fsck nbd-client kmod
-                 blockdev)
+                 blockdev integritysetup)
 # The modules the guest may load (with what they depend on): all of the
 # crypto API, so that the kernel finds any cipher a table names.
 kernel_module_dirs=(kernel/crypto kernel/arch/x86/crypto kernel/lib)
-kernel_modules=(dm-mod dm-crypt dm-zero nbd virtio_pci virtio_blk
-                virtio_console virtio_net)
+kernel_modules=(dm-mod dm-crypt dm-zero dm-integrity nbd virtio_pci
+                virtio_blk virtio_console virtio_net)
 
 # Files of the initramfs: "SOURCE DEST" lines on stdout.
 _kernel_initramfs_files ()

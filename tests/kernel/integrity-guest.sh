@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Guest-side helpers for dm-integrity and dm-crypt's authenticated modes,
+# sourced by a guest script (busybox sh) that the host put beside it in
+# DIR/guest/ before kernel_boot (tests/kernel/kernel.sh):
+#
+#   . /guest/integrity-guest.sh
+#   integrity_read DEV [OUT]
+#       reads the whole mapped device DEV as the kernel serves it, in
+#       O_DIRECT reads of its logical sector size, and prints
+#         size BYTES
+#         sector_size BYTES            (blockdev --getss)
+#         bad OFFSET LENGTH            a run of bytes that failed to read
+#                                      (one line a run, none when clean)
+#         sha256 HEX                   of the device, failed runs as zeros
+#         dmesg LINE                   each new kernel line of integrity,
+#                                      crypt or I/O errors
+#       and leaves the bytes in OUT (default /tmp/integrity-read.bin).
+#       A clean device is read in one pass; one that fails is read again
+#       in 64 KiB pieces, and each piece that fails sector by sector.
+#   integrity_facts PREFIX NAME...
+#       "PREFIX table NAME LINE" and "PREFIX status NAME LINE" of each
+#       device-mapper device NAME (dmsetup table without --showkeys).
+#
+# Opening is the caller's (cryptsetup open, integritysetup open, dmsetup
+# create), as is closing.
+
+integrity_read ()
+{
+  local dev=$1 out=${2:-/tmp/integrity-read.bin} ss size n0 off len
+  local piece=65536 s bad_start=-1 bad_end=-1
+  ss=$(blockdev --getss "$dev") || return 1
+  size=$(blockdev --getsize64 "$dev") || return 1
+  n0=$(dmesg | wc -l)
+  echo "size $size"
+  echo "sector_size $ss"
+  if ! dd if="$dev" of="$out" bs=1M iflag=direct 2>/dev/null; then
+    : > "$out"
+    off=0
+    while [ "$off" -lt "$size" ]; do
+      len=$piece
+      [ $((off + len)) -gt "$size" ] && len=$((size - off))
+      if dd if="$dev" of=/tmp/integrity-piece bs="$ss" \
+            skip=$((off / ss)) count=$((len / ss)) iflag=direct \
+            2>/dev/null; then
+        cat /tmp/integrity-piece >> "$out"
+        _integrity_bad_flush
+      else
+        s=$off
+        while [ "$s" -lt $((off + len)) ]; do
+          if dd if="$dev" of=/tmp/integrity-piece bs="$ss" \
+                skip=$((s / ss)) count=1 iflag=direct 2>/dev/null; then
+            cat /tmp/integrity-piece >> "$out"
+            _integrity_bad_flush
+          else
+            head -c "$ss" /dev/zero >> "$out"
+            [ "$bad_start" -lt 0 ] && bad_start=$s
+            bad_end=$((s + ss))
+          fi
+          s=$((s + ss))
+        done
+      fi
+      off=$((off + len))
+    done
+    _integrity_bad_flush
+    rm -f /tmp/integrity-piece
+  fi
+  echo "sha256 $(sha256sum < "$out" | cut -d' ' -f1)"
+  dmesg | tail -n +$((n0 + 1)) \
+    | grep -iE 'integrity|crypt|I/O error|critical medium' \
+    | sed 's/^/dmesg /'
+}
+
+# Prints the run of failed bytes gathered so far, if any.
+_integrity_bad_flush ()
+{
+  if [ "$bad_start" -ge 0 ]; then
+    echo "bad $bad_start $((bad_end - bad_start))"
+    bad_start=-1
+  fi
+}
+
+integrity_facts ()
+{
+  local prefix=$1 name
+  shift
+  for name; do
+    echo "$prefix table $name $(dmsetup table "$name")"
+    echo "$prefix status $name $(dmsetup status "$name")"
+  done
+}
