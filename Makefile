@@ -29,7 +29,7 @@ ALL_CFLAGS = -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -pthread \
 LDLIBS_ALL = $(PKG_LIBS) -pthread -lm
 
 CORE_SRCS  = $(sort $(wildcard crypto/*.c table/*.c backend/*.c backend/sim/*.c dm/*.c \
-                               scheduler/*.c luks/*.c control/*.c))
+                               scheduler/*.c luks/*.c control/*.c integrity/*.c))
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 CORE_LIB   = common/libdmcore.a
 # What both front ends share: the parameters, the volume, the request
