@@ -19,7 +19,7 @@
 #include "check.h"
 #include "integrity-memdev.h"
 
-static char dir[PATH_MAX];
+static char dir[PATH_MAX + 32];
 
 /* Field KEY of a MANIFEST line (TAB-separated KEY=VALUE), copied into
  * OUT; false when absent. */
@@ -46,7 +46,7 @@ field (const char *line, const char *key, char *out, size_t len)
 static bool
 load_image (const char *file, struct memdev *m, uint64_t bytes)
 {
-  char cmd[PATH_MAX * 2];
+  char cmd[sizeof dir + 256];
   FILE *fp;
   size_t n;
 
@@ -90,7 +90,7 @@ expected_table (const char *table, char *out, size_t len, char *hash,
 static bool
 read_key (const char *line, uint8_t *key, size_t *key_bytes)
 {
-  char name[256], path[PATH_MAX + 256];
+  char name[256], path[sizeof dir + sizeof name + 2];
   FILE *fp;
 
   *key_bytes = 0;
@@ -285,7 +285,7 @@ run_manifest (FILE *fp)
 int
 main (void)
 {
-  char top[PATH_MAX], manifest[PATH_MAX + 16];
+  char top[PATH_MAX], manifest[sizeof dir + 16];
   const char *env = getenv ("DMCRYPT_INTEGRITY_IMAGES");
   ssize_t n = readlink ("/proc/self/exe", top, sizeof top - 1);
   FILE *fp;
@@ -297,8 +297,8 @@ main (void)
     *strrchr (top, '/') = '\0';
   if (env)
     snprintf (dir, sizeof dir, "%s", env);
-  else if (strlen (top) + 32 < sizeof dir)
-    sprintf (dir, "%s/tests/data/integrity", top);
+  else
+    snprintf (dir, sizeof dir, "%s/tests/data/integrity", top);
   snprintf (manifest, sizeof manifest, "%s/MANIFEST", dir);
   fp = fopen (manifest, "r");
   if (fp == NULL) {
