@@ -29,6 +29,7 @@ static const struct
   { "tcrypt", fuzz_tcrypt },
   { "cipher-bulk", fuzz_cipher_bulk },
   { "bitlk", fuzz_bitlk },
+  { "integrity", fuzz_integrity },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
