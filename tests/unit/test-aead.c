@@ -512,6 +512,48 @@ test_aead_reference (const char *cipher, const char *integrity,
   aead_sector_free (a);
 }
 
+/* Tags shorter than the AEAD's: the kernel's auth tag is what the IV
+ * leaves of integrity:N, the first bytes of the full one. */
+static void
+test_truncated_tags (void)
+{
+  uint8_t key[64], iv[16], tag[MAX_TAG], auth[16], mac[64];
+  static uint8_t pt[512], ct[512], want[512];
+  const struct aead_sector_params gcm = {
+    .cipher = "capi:gcm(aes)-random", .key = key, .key_bytes = 32,
+    .sector_bytes = 512, .tag_bytes = 24,
+  };
+  struct aead_sector *a;
+  char err[256];
+
+  fill (key, sizeof key, 15);
+  fill (iv, sizeof iv, 16);
+  fill (pt, sizeof pt, 17);
+  a = aead_sector_new_params (&gcm, err, sizeof err);
+  REQUIRE (a != NULL, "%s", err);
+  CHECK (aead_auth_tag_size (a) == 12 && aead_stored_iv_size (a) == 12);
+  CHECK (aead_sector_encrypt_iv (a, 16, pt, ct, tag, iv) == 0);
+  ref_aead ("AES-256-GCM", key, iv, 16, pt, want, sizeof pt, auth);
+  CHECK_MSG (memcmp (ct, want, sizeof ct) == 0 &&
+             memcmp (tag, auth, 12) == 0 && memcmp (tag + 12, iv, 12) == 0,
+             "gcm with a 12-byte tag");
+  CHECK (aead_sector_decrypt (a, 16, ct, want, tag) == 0 &&
+         memcmp (want, pt, sizeof pt) == 0);
+  aead_sector_free (a);
+
+  /* cryptsetup's aes-cbc-random + hmac(sha256): 32 bytes, IV 16. */
+  a = aead_sector_new ("aes-cbc-random", "hmac(sha256)", key, 64, 512,
+                       false, err, sizeof err);
+  REQUIRE (a != NULL, "%s", err);
+  CHECK (aead_sector_encrypt_iv (a, 24, pt, ct, tag, iv) == 0);
+  ref_cipher ("AES-256-CBC", key, iv, pt, want, sizeof pt);
+  ref_hmac ("SHA2-256", key + 32, 32, 24, iv, 16, ct, sizeof ct, mac);
+  CHECK_MSG (memcmp (ct, want, sizeof ct) == 0 &&
+             memcmp (tag, mac, 16) == 0 && memcmp (tag + 16, iv, 16) == 0,
+             "cbc-random: HMAC cut to 16 bytes, then the IV");
+  aead_sector_free (a);
+}
+
 /* A plain-IV mode refuses a caller's IV. */
 static void
 test_iv_hook_refused (void)
@@ -598,6 +640,7 @@ main (void)
   test_authenc_random_reference ();
   test_aead_reference ("aes-gcm-random", "aead", "AES-256-GCM");
   test_aead_reference ("chacha20-random", "poly1305", "ChaCha20-Poly1305");
+  test_truncated_tags ();
   test_iv_hook_refused ();
   test_threads (&modes[0]);
   test_threads (&modes[8]);
