@@ -3,8 +3,8 @@
  * 6.1's crypt_convert_block_aead lays out the request (AAD = le64 sector
  * and IV; then the sector; then the tag) and as crypto/authenc.c,
  * crypto/essiv.c, crypto/gcm.c and crypto/chacha20poly1305.c compute
- * it.  The ciphers are OpenSSL's, keyed once, copied per thread
- * (ctx_pool.c); the HMAC template is copied per sector. */
+ * it.  The ciphers and the HMAC are OpenSSL's, keyed once, copied per
+ * thread (ctx_pool.c). */
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
@@ -40,8 +40,7 @@ struct aead_sector
   unsigned sector_shift;         /* log2 (sector_bytes / 512) */
   bool iv_large_sectors;
   uint64_t iv_offset;            /* 512-byte sectors */
-  struct ctx_pool *pool;
-  EVP_MAC_CTX *mac;              /* keyed HMAC, for AEAD_AUTHENC */
+  struct ctx_pool *pool;         /* and the keyed HMAC of AEAD_AUTHENC */
 };
 
 static int
@@ -184,20 +183,18 @@ static int
 key_all (struct aead_sector *a, const uint8_t *key, size_t key_bytes)
 {
   EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS] = { NULL };
+  EVP_MAC_CTX *mac = NULL;
   size_t i;
 
-  if (make_templates (&a->spec, key, key_bytes, templates) == -1) {
+  if (make_templates (&a->spec, key, key_bytes, templates) == -1 ||
+      (a->spec.kind == AEAD_AUTHENC &&
+       (mac = mac_template (&a->spec, key, key_bytes)) == NULL)) {
     for (i = 0; i < CTX_POOL_SLOTS; i++)
       EVP_CIPHER_CTX_free (templates[i]);
     return -1;
   }
-  a->pool = ctx_pool_new (templates);
-  if (a->pool == NULL)
-    return -1;
-  if (a->spec.kind == AEAD_AUTHENC &&
-      (a->mac = mac_template (&a->spec, key, key_bytes)) == NULL)
-    return -1;
-  return 0;
+  a->pool = ctx_pool_new_mac (templates, mac);
+  return a->pool != NULL ? 0 : -1;
 }
 
 struct aead_sector *
@@ -256,7 +253,6 @@ aead_sector_free (struct aead_sector *a)
   if (a == NULL)
     return;
   ctx_pool_free (a->pool);       /* the contexts cleanse their keys */
-  EVP_MAC_CTX_free (a->mac);
   explicit_bzero (a, sizeof *a);
   free (a);
 }
@@ -341,21 +337,20 @@ block_crypt (const struct aead_sector *a, EVP_CIPHER_CTX *const *ctx,
   return 0;
 }
 
-/* HMAC over AAD, then the ciphertext (crypto_authenc_genicv). */
+/* HMAC over AAD, then the ciphertext (crypto_authenc_genicv), on the
+ * thread's copy of the keyed template, started over. */
 static int
 mac_sector (const struct aead_sector *a, const uint8_t *aad,
             size_t aad_bytes, const uint8_t *data,
             uint8_t mac[AEAD_MAX_MAC_BYTES])
 {
-  EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup (a->mac);
+  EVP_MAC_CTX *ctx = ctx_pool_get_mac (a->pool);
   size_t mac_bytes;
-  int ok;
 
-  ok = ctx != NULL && EVP_MAC_update (ctx, aad, aad_bytes) == 1 &&
+  return ctx != NULL && EVP_MAC_init (ctx, NULL, 0, NULL) == 1 &&
+    EVP_MAC_update (ctx, aad, aad_bytes) == 1 &&
     EVP_MAC_update (ctx, data, a->sector_bytes) == 1 &&
-    EVP_MAC_final (ctx, mac, &mac_bytes, AEAD_MAX_MAC_BYTES) == 1;
-  EVP_MAC_CTX_free (ctx);
-  return ok ? 0 : -1;
+    EVP_MAC_final (ctx, mac, &mac_bytes, AEAD_MAX_MAC_BYTES) == 1 ? 0 : -1;
 }
 
 /* The IV the cipher takes, which essiv also writes into the AAD
