@@ -22,6 +22,7 @@ struct thread_slot;
 struct ctx_copy
 {
   EVP_CIPHER_CTX *ctx[CTX_POOL_SLOTS];
+  EVP_MAC_CTX *mac;
   struct ctx_pool *pool;
   struct thread_slot *thread;
   struct ctx_copy *pool_prev, *pool_next;
@@ -37,6 +38,7 @@ struct ctx_pool
 {
   uint64_t id;                  /* unique for the life of the process */
   EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS];
+  EVP_MAC_CTX *mac_template;
   struct ctx_copy *copies;
 };
 
@@ -61,6 +63,7 @@ free_copy (struct ctx_copy *copy)
 
   for (i = 0; i < CTX_POOL_SLOTS; i++)
     EVP_CIPHER_CTX_free (copy->ctx[i]);        /* cleanses the schedule */
+  EVP_MAC_CTX_free (copy->mac);                /* and the MAC's key */
   free (copy);
 }
 
@@ -125,6 +128,13 @@ ctx_pool_unload (void)
 struct ctx_pool *
 ctx_pool_new (EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS])
 {
+  return ctx_pool_new_mac (templates, NULL);
+}
+
+struct ctx_pool *
+ctx_pool_new_mac (EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS],
+                  EVP_MAC_CTX *mac_template)
+{
   struct ctx_pool *pool = calloc (1, sizeof *pool);
   size_t i;
 
@@ -132,10 +142,12 @@ ctx_pool_new (EVP_CIPHER_CTX *templates[CTX_POOL_SLOTS])
     nbdkit_error ("calloc: %m");
     for (i = 0; i < CTX_POOL_SLOTS; i++)
       EVP_CIPHER_CTX_free (templates[i]);
+    EVP_MAC_CTX_free (mac_template);
     return NULL;
   }
   for (i = 0; i < CTX_POOL_SLOTS; i++)
     pool->templates[i] = templates[i];
+  pool->mac_template = mac_template;
 
   ACQUIRE_LOCK_FOR_CURRENT_SCOPE (&registry_lock);
   pool->id = next_pool_id++;
@@ -160,6 +172,7 @@ ctx_pool_free (struct ctx_pool *pool)
   }
   for (i = 0; i < CTX_POOL_SLOTS; i++)
     EVP_CIPHER_CTX_free (pool->templates[i]);
+  EVP_MAC_CTX_free (pool->mac_template);
   free (pool);
 }
 
@@ -181,6 +194,11 @@ new_copy (struct ctx_pool *pool)
       free_copy (copy);
       return NULL;
     }
+  }
+  if (pool->mac_template != NULL &&
+      (copy->mac = EVP_MAC_CTX_dup (pool->mac_template)) == NULL) {
+    free_copy (copy);
+    return NULL;
   }
   return copy;
 }
@@ -226,7 +244,7 @@ find_or_make_copy (struct ctx_pool *pool)
   return copy;
 }
 
-static EVP_CIPHER_CTX *const *
+static struct ctx_copy *
 get_slow (struct ctx_pool *pool)
 {
   struct ctx_copy *copy;
@@ -246,16 +264,34 @@ get_slow (struct ctx_pool *pool)
   entry = tls_cache_next++ % TLS_CACHE_ENTRIES;
   tls_cache[entry].pool_id = pool->id;
   tls_cache[entry].copy = copy;
-  return copy->ctx;
+  return copy;
 }
 
-EVP_CIPHER_CTX *const *
-ctx_pool_get (struct ctx_pool *pool)
+static struct ctx_copy *
+get_copy (struct ctx_pool *pool)
 {
   unsigned i;
 
   for (i = 0; i < TLS_CACHE_ENTRIES; i++)
     if (tls_cache[i].pool_id == pool->id)
-      return tls_cache[i].copy->ctx;
+      return tls_cache[i].copy;
   return get_slow (pool);
+}
+
+EVP_CIPHER_CTX *const *
+ctx_pool_get (struct ctx_pool *pool)
+{
+  struct ctx_copy *copy = get_copy (pool);
+
+  return copy != NULL ? copy->ctx : NULL;
+}
+
+EVP_MAC_CTX *
+ctx_pool_get_mac (struct ctx_pool *pool)
+{
+  struct ctx_copy *copy = get_copy (pool);
+
+  if (copy != NULL && copy->mac == NULL)
+    errno = EINVAL;
+  return copy != NULL ? copy->mac : NULL;
 }
