@@ -394,7 +394,8 @@ test_authenc_xts_reference (uint32_t sb, bool large, uint64_t iv_offset)
   fill (pt, sb, 6);
   REQUIRE (aead_sector_encrypt (a, sector, pt, ct, tag) == 0, "encrypt");
   REQUIRE (sector_cipher_encrypt (c, want, pt, sb, sector) == 0, "skcipher");
-  CHECK_MSG (memcmp (ct, want, sb) == 0, "xts ciphertext at %u, large %d, iv_offset %llu", sb, large, (unsigned long long) iv_offset);
+  CHECK_MSG (memcmp (ct, want, sb) == 0, "xts ciphertext at %u, large %d, "
+             "iv_offset %llu", sb, large, (unsigned long long) iv_offset);
   le = htole64 (iv_sector);
   memcpy (iv, &le, 8);
   ref_hmac ("SHA2-256", key + 64, 32, sector - iv_offset, iv, 16, ct, sb,
