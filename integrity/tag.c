@@ -22,6 +22,7 @@ struct integrity_hash {
   char name[64];
   uint32_t digest_size;
   uint32_t crc_seed;
+  size_t key_bytes;            /* 0: not keyed */
   EVP_MD *md;
   EVP_MAC_CTX *mac_template;   /* keyed; duplicated for each tag */
 };
@@ -124,11 +125,18 @@ integrity_hash_new (const char *name, const uint8_t *key, size_t key_bytes,
     return NULL;
   }
   strcpy (h->name, name);
+  h->key_bytes = key ? key_bytes : 0;
   if (setup (h, name, key, key_bytes, err, errlen) == -1) {
     integrity_hash_free (h);
     return NULL;
   }
   return h;
+}
+
+size_t
+integrity_hash_key_bytes (const struct integrity_hash *h)
+{
+  return h->key_bytes;
 }
 
 uint32_t

@@ -21,6 +21,8 @@ struct integrity_hash *integrity_hash_new (const char *name,
                                            size_t key_bytes, char *err,
                                            size_t errlen);
 uint32_t integrity_hash_digest_size (const struct integrity_hash *h);
+size_t integrity_hash_key_bytes (const struct integrity_hash *h);  /* 0:
+                                                           not keyed */
 const char *integrity_hash_name (const struct integrity_hash *h);
 /* The tag (TAG_SIZE bytes) of DATA_BYTES of DATA at logical SECTOR;
  * SALT (16 bytes) or NULL.  Returns 0 or -EIO. */

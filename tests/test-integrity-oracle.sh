@@ -11,39 +11,13 @@
 # in a block or in a LUKS2 sector must fail that block alone.
 # sanitizer: none
 source "$(dirname "$0")/functions.sh"
+source "$srcdir/integrity-functions.sh"
 requires_oracle
 requires_cmd xz sha256sum
-data=$srcdir/data/integrity
+data=$integrity_data
 [ -s "$data/MANIFEST" ] || fail "no $data/MANIFEST"
 scratch
 cd "$tmp" || fail "cd $tmp"
-
-field ()  # field LINE KEY: the value of KEY= in a MANIFEST line
-{
-  tr '\t' '\n' <<<"$1" | sed -n "s/^$2=//p"
-}
-
-# The oracle's arguments for an image of a MANIFEST line.
-oracle_args ()  # oracle_args LINE
-{
-  local hash key
-  if [ "$(field "$1" kind)" = luks2 ]; then
-    echo "--luks-key $(field "$1" volume_key)"
-    return
-  fi
-  hash=$(field "$1" table.integrity \
-         | sed -n 's/.*internal_hash:\([^: ]*\).*/\1/p')
-  [ -n "$hash" ] || fail "$(field "$1" name): no internal_hash in its table"
-  echo "--internal-hash $hash"
-  key=$(field "$1" key_file)
-  [ -z "$key" ] || echo "--key-file $data/$key"
-}
-
-# The oracle's "bad" lines as the MANIFEST writes errors: OFF+LEN,...
-bad_runs ()  # bad_runs OUTPUT
-{
-  awk '$1 == "bad" { printf "%s%s+%s", n++ ? "," : "", $2, $3 }' "$1"
-}
 
 nimages=0
 while IFS= read -r line; do
@@ -97,19 +71,9 @@ oracle integrity-read int-dirty.img --out /dev/null --no-replay \
 
 # A flipped byte fails its block alone: in the first data block of a
 # crc32c image, and in the first sector of an AES-GCM one.
-flip ()  # flip IMAGE BYTE-OFFSET
-{
-  local b
-  b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-  printf "$(printf '\\%03o' $(( b ^ 1 )))" \
-    | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 for name in int-crc32c luks2-aes-gcm; do
   line=$(grep "^name=$name	" "$data/MANIFEST") || fail "no $name"
-  # shellcheck disable=SC2046
-  oracle integrity-check "$name.img" $(oracle_args "$line") > geo.txt \
-    || fail "$name: integrity-check"
-  first=$(awk '$1 == "geometry" { print $3 + ($5 + $7) * 512 }' geo.txt)
+  first=$(first_data_byte "$name.img" "$line")
   flip "$name.img" $((first + 100))
   # shellcheck disable=SC2046
   oracle integrity-read "$name.img" --out /dev/null \

@@ -29,7 +29,7 @@ open_device (struct dmcrypt_volume *v, uint32_t tag_bytes,
     .offset_bytes = v->table.offset * 512,
     .device_bytes = v->backend->size - v->table.offset * 512,
     .tag_size = tag_bytes,
-    .mode = 'J',
+    .mode = v->params.integrity_mode ? v->params.integrity_mode : 'J',
     .readonly = v->params.readonly,
     .internal_hash = internal_hash,
     .internal_hash_key = hash_key,
@@ -38,6 +38,9 @@ open_device (struct dmcrypt_volume *v, uint32_t tag_bytes,
   struct integrity_dev *d;
   char err[256] = "";
 
+  /* The kernel allows no writes in recovery mode. */
+  if (opt.mode == 'R')
+    v->params.readonly = opt.readonly = true;
   if (v->backend->size <= opt.offset_bytes) {
     nbdkit_error ("%s: no room for a dm-integrity device after offset "
                   "%" PRIu64 " bytes", v->image, opt.offset_bytes);

@@ -167,7 +167,7 @@ static int
 add_integrity_line (const struct dmcrypt_volume *v, const char *key,
                     struct ctl_message *rep)
 {
-  char line[768], dif_key[32];
+  char line[PATH_MAX + 1024], dif_key[32];
 
   integrity_line (v, strcmp (key, "table") == 0, line, sizeof line);
   if (line[0] == '\0')

@@ -230,6 +230,29 @@ config_bool_key (struct dmcrypt_params *p, const char *key,
   return config_tcrypt_bool (p, key, value);
 }
 
+/* integritysetup open's modes: the journal (the default), its
+ * --integrity-bitmap-mode, --integrity-no-journal and
+ * --integrity-recovery-mode; the kernel's letters too. */
+static int
+set_integrity_mode (struct dmcrypt_params *p, const char *value)
+{
+  static const struct { const char *name; char mode; } modes[] = {
+    { "journal", 'J' }, { "bitmap", 'B' }, { "direct", 'D' },
+    { "recovery", 'R' }, { "J", 'J' }, { "B", 'B' }, { "D", 'D' },
+    { "R", 'R' },
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (strcmp (value, modes[i].name) == 0) {
+      p->integrity_mode = modes[i].mode;
+      return 0;
+    }
+  nbdkit_error ("integrity-mode: '%s' is not journal, bitmap, direct or "
+                "recovery", value);
+  return -1;
+}
+
 /* Returns 1 when KEY is not a string parameter. */
 static int
 config_string_key (struct dmcrypt_params *p, const char *key,
@@ -261,6 +284,8 @@ config_string_key (struct dmcrypt_params *p, const char *key,
                   "(expected %s)", value, kernel_series_names ());
     return -1;
   }
+  if (strcmp (key, "integrity-mode") == 0)
+    return set_integrity_mode (p, value);
   if (strcmp (key, "cipher-library") == 0) {
     if (sector_cipher_parse_library (value, &p->cipher_library) == 0)
       return 0;

@@ -122,6 +122,9 @@ check_format_options (const struct dmcrypt_params *p)
       && (p->integrity || p->integrity_key_file || p->integrity_key_size),
       "integrity, integrity-key-file and integrity-key-size need "
       "type=integrity (a LUKS2 header names its own)" },
+    { p->integrity_mode && p->type != VT_INTEGRITY && p->type != VT_LUKS
+      && p->type != VT_LUKS2 && p->type != VT_UNSET,
+      "integrity-mode is for type=integrity and LUKS2 with integrity" },
     { !tcrypt && p->keyfiles_count > 1,
       "keyfile given more than once (only type=tcrypt takes several)" },
     { !tcrypt && (p->tcrypt_hidden || p->tcrypt_system

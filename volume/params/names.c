@@ -31,6 +31,9 @@
   "integrity-key-file=<FILENAME>  type=integrity: a keyed hash's key.\n" \
   "integrity-key-size=<BYTES>  type=integrity: bytes of that key file\n" \
   "                    (default: all of it).\n" \
+  "integrity-mode=journal|bitmap|direct|recovery  dm-integrity's mode\n" \
+  "                    (type=integrity, LUKS2 with integrity; default\n" \
+  "                    journal).\n" \
   "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the" \
   " key.\n" \
   "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
@@ -102,7 +105,7 @@ const char *const dmcrypt_param_names[] = {
   "elevator", "elevator-params", "kernel", "hz", "kcryptd-io",
   "tcrypt-hidden", "tcrypt-system", "tcrypt-backup", "veracrypt-pim",
   "tcrypt-hash", "integrity", "integrity-key-file", "integrity-key-size",
-  NULL,
+  "integrity-mode", NULL,
 };
 
 bool

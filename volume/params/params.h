@@ -55,6 +55,9 @@ struct dmcrypt_params
   char *integrity;
   char *integrity_key_file;
   uint64_t integrity_key_size;   /* bytes, 0 = the whole file */
+  /* integrity-mode=: 'J' (journal), 'B' (bitmap), 'D' (direct), 'R'
+   * (recovery), for type=integrity and LUKS2 with integrity; 0 = J. */
+  char integrity_mode;
   uint64_t keyfile_offset;       /* bytes */
   uint64_t keyfile_size;         /* bytes, 0 = to EOF */
   int key_slot;                  /* -1 = any */
