@@ -233,8 +233,8 @@ report_no_match (const struct luks_unlock_params *p)
 {
   nbdkit_error ("%s: no TCRYPT %sheader matched: wrong passphrase or key "
                 "files%s, or a volume dmcrypt cannot open (%s ciphers, "
-                "TrueCrypt's CBC cascades and Blowfish, VeraCrypt's Argon2, BLAKE2s and "
-                "Streebog)", data_name (p),
+                "TrueCrypt's CBC cascades and Blowfish, VeraCrypt's "
+                "Argon2, BLAKE2s and Streebog)", data_name (p),
                 p->tcrypt_system ? "system " : p->tcrypt_hidden
                 ? "hidden " : "", p->veracrypt_pim ? " or PIM" : "",
                 tcrypt_unavailable_ciphers);

@@ -114,6 +114,7 @@ set_type (struct dmcrypt_params *p, const char *value)
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
     { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
     { "tcrypt", VT_TCRYPT }, { "bitlk", VT_BITLK },
+    { "loopaes", VT_LOOPAES },
   };
   size_t i;
 
@@ -124,8 +125,8 @@ set_type (struct dmcrypt_params *p, const char *value)
       return 0;
     }
   nbdkit_error ("type: unknown volume type '%s' "
-                "(expected luks, luks1, luks2, plain, fvault2, tcrypt or "
-                "bitlk)", value);
+                "(expected luks, luks1, luks2, plain, fvault2, tcrypt, "
+                "bitlk or loopaes)", value);
   return -1;
 }
 

@@ -22,7 +22,7 @@
 #define MIN_BLOCK_SECTOR (~0u)
 
 enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
-                   VT_FVAULT2, VT_TCRYPT, VT_BITLK };
+                   VT_FVAULT2, VT_TCRYPT, VT_BITLK, VT_LOOPAES };
 
 /* A boolean parameter that was given or not: unset leaves the table's
  * (or LUKS2 header's) own flag alone. */
