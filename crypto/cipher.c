@@ -19,6 +19,7 @@
 #include "elephant.h"
 #include "gcrypt_provider.h"
 #include "iv.h"
+#include "iv_legacy.h"
 #include "lrw.h"
 #include "ossl_heap.h"
 #include "secmem.h"
@@ -77,6 +78,7 @@ struct sector_cipher
   struct lrw_key *lrw;          /* secmem, for XF_LRW */
   struct ctx_pool *pool;
   struct cascade *cascade;      /* a chain of ciphers: all else unused */
+  struct iv_legacy *legacy;     /* lmk or tcw: all else unused */
 };
 
 /* Whether SPEC chains several ciphers (cascade.h); -1 after
@@ -217,6 +219,8 @@ sector_cipher_check_spec (const char *spec, size_t key_size)
   if (cipher_spec_parse (spec, &s) == -1 ||
       cipher_spec_check_key (&s, spec, key_size) == -1)
     return -1;
+  if (iv_legacy_mode (&s))
+    return iv_legacy_check (&s, key_size);
   /* The smallest sector: the transform that fetches least. */
   xf = pick_transform (&s, NULL, key_size, 512, false);
   if (xf == XF_IDENTITY)
@@ -418,6 +422,12 @@ sector_cipher_new (const struct sector_cipher_params *p)
   if (cipher_spec_parse (p->spec, &c->spec) == -1 ||
       cipher_spec_check_key (&c->spec, p->spec, p->key_size) == -1)
     goto fail;
+  if (iv_legacy_mode (&c->spec)) {
+    c->legacy = iv_legacy_new (&c->spec, p);
+    if (c->legacy == NULL)
+      goto fail;
+    return c;
+  }
   gcrypt_xts = wants_gcrypt_xts (p->library);
   c->xf = pick_transform (&c->spec, p->key, p->key_size, p->sector_size,
                           gcrypt_xts);
@@ -466,6 +476,7 @@ sector_cipher_free (struct sector_cipher *c)
     return;
   ctx_pool_free (c->pool);
   cascade_free (c->cascade);
+  iv_legacy_free (c->legacy);
   secmem_free (c->lrw, sizeof *c->lrw);
   free (c);
 }
@@ -481,6 +492,8 @@ sector_cipher_library (const struct sector_cipher *c)
 {
   if (c->cascade)
     return cascade_library (c->cascade);
+  if (c->legacy)
+    return iv_legacy_library (c->legacy);
   if (c->xf == XF_IDENTITY)
     return "none";
   return c->gcrypt_xts || c->gcrypt_ecb || c->spec.cipher->lib == LIB_GCRYPT
@@ -714,6 +727,8 @@ convert (struct sector_cipher *c, uint8_t *dst, const uint8_t *src,
 
   if (c->cascade)
     return cascade_convert (c->cascade, dst, src, nbytes, sector, encrypt);
+  if (c->legacy)
+    return iv_legacy_convert (c->legacy, dst, src, nbytes, sector, encrypt);
   if (nbytes % c->sector_bytes != 0 || sector % sectors_per_unit != 0) {
     nbdkit_error ("sector_cipher: %zu bytes at sector %" PRIu64 " are not "
                   "whole %u-byte sectors", nbytes, sector, c->sector_bytes);

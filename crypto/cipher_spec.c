@@ -9,6 +9,8 @@
 #include "../common/cleanup.h"
 #include "../common/log.h"
 #include "cipher_spec.h"
+#include "lmk.h"
+#include "tcw.h"
 
 /* CRYPTO_MAX_ALG_NAME in the kernel: no longer spec can be valid. */
 #define SPEC_MAX_BYTES 128
@@ -88,13 +90,15 @@ split_capi (char *buf, const char *spec, struct spec_words *w)
 }
 
 /* A keycount must be a power of two; above 1 it selects multi-key
- * mappings (loop-AES "aes:64-cbc-lmk"), which we do not implement. */
+ * mappings, which we take for loop-AES's lmk ("aes:64-cbc-lmk") only. */
 static int
-check_keycount (const char *keycount, const char *spec)
+check_keycount (const char *keycount, const char *ivmode, const char *spec,
+                unsigned *key_count)
 {
   char *end;
   unsigned long count;
 
+  *key_count = 1;
   if (keycount == NULL)
     return 0;
   count = strtoul (keycount, &end, 10);
@@ -103,11 +107,17 @@ check_keycount (const char *keycount, const char *spec)
     nbdkit_error ("bad key count in cipher spec: %s", spec);
     return -1;
   }
-  if (count > 1) {
+  if (count > 1 && (ivmode == NULL || strcmp (ivmode, "lmk") != 0)) {
     nbdkit_error ("unsupported cipher spec: %s (multi-key mappings with "
-                  "%lu keys)", spec, count);
+                  "%lu keys, other than lmk's)", spec, count);
     return -1;
   }
+  /* The kernel's sscanf of an unsigned: more keys than that cannot be. */
+  if (count > 0xffffffffu) {
+    nbdkit_error ("bad key count in cipher spec: %s", spec);
+    return -1;
+  }
+  *key_count = count;
   return 0;
 }
 
@@ -159,12 +169,12 @@ static const struct
   { "null", IV_NULL }, { "plain", IV_PLAIN }, { "plain64", IV_PLAIN64 },
   { "plain64be", IV_PLAIN64BE }, { "essiv", IV_ESSIV },
   { "benbi", IV_BENBI }, { "eboiv", IV_EBOIV }, { "elephant", IV_ELEPHANT },
+  { "lmk", IV_LMK }, { "tcw", IV_TCW },
 };
 
-/* Kernel IV modes that need several keys, integrity metadata or data
- * dependent whitening. */
+/* Kernel IV modes that need integrity metadata. */
 static const char *const unsupported_iv_modes[] = {
-  "lmk", "tcw", "random",
+  "random",
 };
 
 static int
@@ -210,6 +220,19 @@ resolve_elephant (const char *spec, struct cipher_spec *out)
   return 0;
 }
 
+/* loop-AES and TrueCrypt before 4.1 are CBC; the kernel would wrap
+ * their IVs around any mode, to no use. */
+static int
+resolve_legacy (const char *spec, struct cipher_spec *out)
+{
+  if (out->chain != CHAIN_CBC) {
+    nbdkit_error ("unsupported cipher spec: %s (%s works only with cbc)",
+                  spec, out->iv == IV_LMK ? "lmk" : "tcw");
+    return -1;
+  }
+  return 0;
+}
+
 static int
 resolve_iv (const struct spec_words *w, const char *spec,
             struct cipher_spec *out)
@@ -238,6 +261,8 @@ resolve_iv (const struct spec_words *w, const char *spec,
       out->iv = iv_modes[i].mode;
       if (out->iv == IV_ELEPHANT)
         return resolve_elephant (spec, out);
+      if (out->iv == IV_LMK || out->iv == IV_TCW)
+        return resolve_legacy (spec, out);
       return out->iv == IV_ESSIV ? resolve_essiv (w, spec, out) : 0;
     }
   for (i = 0; i < ARRAY_SIZE (unsupported_iv_modes); i++)
@@ -274,13 +299,11 @@ cipher_spec_parse (const char *spec, struct cipher_spec *out)
     nbdkit_error ("bad cipher spec: %s", spec);
     return -1;
   }
-  if (check_keycount (w.keycount, spec) == -1)
+  if (check_keycount (w.keycount, w.ivmode, spec, &out->key_count) == -1)
     return -1;
-  /* loop-AES lmk always means 64 keys in the capi form. */
-  if (capi && w.ivmode != NULL && strcmp (w.ivmode, "lmk") == 0) {
-    nbdkit_error ("unsupported IV mode: lmk");
-    return -1;
-  }
+  /* crypt_ctr_cipher_new: lmk in the capi form always means 64 keys. */
+  if (capi && w.ivmode != NULL && strcmp (w.ivmode, "lmk") == 0)
+    out->key_count = 64;
   out->cipher = block_cipher_lookup (w.cipher);
   if (out->cipher == NULL) {
     nbdkit_error ("unsupported cipher: %s", w.cipher);
@@ -296,6 +319,84 @@ static const char *const chain_names[] = {
   [CHAIN_LRW] = "lrw",
 };
 
+/* The IV's bytes: the cipher block, at least 8 (crypt_ctr_ivmode). */
+static size_t
+iv_bytes_of (const struct cipher_spec *s)
+{
+  return s->cipher->block_bytes < 8 ? 8 : s->cipher->block_bytes;
+}
+
+static unsigned
+log2_of (unsigned power_of_two)
+{
+  unsigned n = 0;
+
+  while ((1u << n) < power_of_two)
+    n++;
+  return n;
+}
+
+void
+cipher_spec_key_layout (const struct cipher_spec *s, size_t key_bytes,
+                        struct cipher_key_layout *out)
+{
+  out->key_count = s->key_count ? s->key_count : 1;
+  out->extra_bytes = 0;
+  /* crypt_ctr_ivmode: tcw's IV seed and whitening key end the key;
+   * lmk has a seed key (version 3) when the key does not split into
+   * its key count, and then all key_count + 1 keys are of one size. */
+  if (s->iv == IV_TCW && key_bytes > iv_bytes_of (s) + TCW_WHITENING_BYTES)
+    out->extra_bytes = iv_bytes_of (s) + TCW_WHITENING_BYTES;
+  else if (s->iv == IV_LMK && key_bytes % out->key_count != 0)
+    out->extra_bytes = key_bytes / (out->key_count + 1);
+  /* crypt_subkey_size: the rest shifted by log2 (key count). */
+  out->data_key_bytes = (key_bytes - out->extra_bytes)
+    >> log2_of (out->key_count);
+}
+
+/* tcw and lmk keys (cipher_spec_key_layout).  Returns 0, or -1 after
+ * nbdkit_error. */
+static int
+check_legacy_key (const struct cipher_spec *s, const char *spec,
+                  size_t key_bytes)
+{
+  const struct block_cipher *bc = s->cipher;
+  struct cipher_key_layout l;
+  char sizes[64];
+
+  cipher_spec_key_layout (s, key_bytes, &l);
+  block_cipher_key_sizes_text (bc, 1, sizes, sizeof sizes);
+  if (s->iv == IV_TCW && l.extra_bytes == 0) {
+    /* crypt_iv_tcw_ctr: "Wrong key size for TCW" */
+    nbdkit_error ("%s-cbc-tcw needs a key of %s bytes, then a %zu-byte IV "
+                  "seed and a %u-byte whitening key, not %zu (cipher spec "
+                  "%s)", bc->name, sizes, iv_bytes_of (s),
+                  TCW_WHITENING_BYTES, key_bytes, spec);
+    return -1;
+  }
+  /* crypt_iv_lmk_init copies an MD5 digest's worth of the seed key: a
+   * shorter one would be read past the key's end. */
+  if (s->iv == IV_LMK && l.extra_bytes != 0
+      && l.extra_bytes < LMK_SEED_KEY_BYTES) {
+    nbdkit_error ("%s-cbc-lmk: the seed key after the %u keys must hold at "
+                  "least %d bytes, not %zu (cipher spec %s)", bc->name,
+                  l.key_count, LMK_SEED_KEY_BYTES, l.extra_bytes, spec);
+    return -1;
+  }
+  if (block_cipher_key_ok (bc, l.data_key_bytes))
+    return 0;
+  if (s->iv == IV_TCW)
+    nbdkit_error ("%s-cbc-tcw needs a key of %s bytes plus %zu, not %zu "
+                  "(cipher spec %s)", bc->name, sizes, l.extra_bytes,
+                  key_bytes, spec);
+  else
+    nbdkit_error ("%s-cbc-lmk needs %u keys of %s bytes each, and maybe "
+                  "one more of the same size as the IV seed, not %zu bytes "
+                  "(cipher spec %s)", bc->name, l.key_count, sizes,
+                  key_bytes, spec);
+  return -1;
+}
+
 int
 cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
                        size_t key_bytes)
@@ -303,6 +404,9 @@ cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
   const struct block_cipher *bc = s->cipher;
   unsigned parts = s->chain == CHAIN_XTS ? 2 : 1;
   char sizes[64];
+
+  if (s->iv == IV_TCW || s->iv == IV_LMK)
+    return check_legacy_key (s, spec, key_bytes);
 
   /* crypto/lrw.c: the cipher's key, then 16 bytes of tweak key. */
   if (s->chain == CHAIN_LRW) {

@@ -24,6 +24,19 @@ struct cipher_spec
   enum chain_mode chain;
   enum iv_mode iv;
   char essiv_hash[CIPHER_SPEC_HASH_MAX];   /* kernel name, for IV_ESSIV */
+  unsigned key_count;        /* data keys: "aes:64-cbc-lmk" 64, else 1 */
+};
+
+/* How a volume key splits, as the kernel splits it (crypt_ctr_ivmode,
+ * crypt_subkey_size): KEY_COUNT data keys of DATA_KEY_BYTES each, the
+ * key of sector S being number S % KEY_COUNT; then EXTRA_BYTES for the
+ * IV mode (tcw: the IV seed and the whitening key; lmk: the seed key of
+ * loop-AES version 3, or none). */
+struct cipher_key_layout
+{
+  unsigned key_count;
+  size_t data_key_bytes;
+  size_t extra_bytes;
 };
 
 /* Parses SPEC into OUT, refusing what the kernel refuses and what we do
@@ -37,5 +50,10 @@ int cipher_spec_parse (const char *spec, struct cipher_spec *out);
  * after nbdkit_error. */
 int cipher_spec_check_key (const struct cipher_spec *s, const char *spec,
                            size_t key_bytes);
+
+/* The split of a KEY_BYTES key for S (see struct cipher_key_layout);
+ * valid once cipher_spec_check_key accepted KEY_BYTES. */
+void cipher_spec_key_layout (const struct cipher_spec *s, size_t key_bytes,
+                             struct cipher_key_layout *out);
 
 #endif /* DMCRYPT_CIPHER_SPEC_H */

@@ -48,6 +48,8 @@ iv_generate (const struct iv_gen *g, uint64_t iv_sector, uint8_t *iv)
   switch (g->mode) {
   case IV_NONE:
   case IV_NULL:
+  case IV_LMK:                  /* lmk.c, from the sector's data */
+  case IV_TCW:                  /* tcw.c, from the key's IV seed */
     break;
   case IV_PLAIN:
     le32 = htole32 ((uint32_t) iv_sector);   /* upper 32 bits dropped */

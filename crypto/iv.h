@@ -19,6 +19,8 @@ enum iv_mode
   IV_BENBI,       /* big-endian 1-based count of cipher blocks */
   IV_EBOIV,       /* byte offset, encrypted under the volume key */
   IV_ELEPHANT,    /* eboiv, around BitLocker's Elephant diffuser */
+  IV_LMK,         /* loop-AES: MD5 of the sector's plaintext (lmk.h) */
+  IV_TCW,         /* TrueCrypt CBC: seed ^ sector, whitening (tcw.h) */
 };
 
 #define IV_MAX_BYTES 16
@@ -38,7 +40,8 @@ void iv_gen_init (struct iv_gen *g, enum iv_mode mode, unsigned block_bytes,
 
 /* Writes the g->iv_bytes generator output for IV_SECTOR into IV.  For
  * IV_ESSIV, IV_EBOIV and IV_ELEPHANT this is the value the caller still has to
- * encrypt, as the kernel's essiv template and eboiv generator do. */
+ * encrypt, as the kernel's essiv template and eboiv generator do; IV_LMK
+ * and IV_TCW need the data or key material (lmk.h, tcw.h): zeros here. */
 void iv_generate (const struct iv_gen *g, uint64_t iv_sector, uint8_t *iv);
 
 /* The generator output of COUNT consecutive encryption sectors, the

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* TCRYPT header decryption and parsing (tcrypt.h).  The chains and
  * their key layout are those TrueCrypt and VeraCrypt define, in the
- * order cryptsetup 2.6 tries them; the legacy CBC modes of TrueCrypt
- * before 4.1 are left out: the kernel cannot map them. */
+ * order cryptsetup 2.6 tries them; the CBC modes of TrueCrypt before
+ * 4.1 are tcrypt-legacy.c's. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,33 +18,36 @@
 #define LRW_TWEAK_KEY_BYTES 16  /* the first 16 bytes of key material */
 #define LAYER_KEY_BYTES 32      /* one cipher's key (XTS: each half) */
 
-#define ONE(c, m, o, t) { c, m, 1, { { c, o, t } } }
+/* A layer: its cipher, key offset and tweak key offset. */
+#define L(n, o, t) { n, o, t, 0, 0 }
+#define ONE(c, m, o, t) { c, m, 1, { L (c, o, t) } }
 static const struct tcrypt_chain chains[] = {
   ONE ("aes", XTS, 0, 32), ONE ("serpent", XTS, 0, 32),
   ONE ("twofish", XTS, 0, 32),
-  { "twofish-aes", XTS, 2, { { "twofish", 0, 64 }, { "aes", 32, 96 } } },
-  { "serpent-twofish-aes", XTS, 3, { { "serpent", 0, 96 },
-      { "twofish", 32, 128 }, { "aes", 64, 160 } } },
-  { "aes-serpent", XTS, 2, { { "aes", 0, 64 }, { "serpent", 32, 96 } } },
-  { "aes-twofish-serpent", XTS, 3, { { "aes", 0, 96 },
-      { "twofish", 32, 128 }, { "serpent", 64, 160 } } },
-  { "serpent-twofish", XTS, 2, { { "serpent", 0, 64 },
-      { "twofish", 32, 96 } } },
+  { "twofish-aes", XTS, 2, { L ("twofish", 0, 64), L ("aes", 32, 96) } },
+  { "serpent-twofish-aes", XTS, 3, { L ("serpent", 0, 96),
+      L ("twofish", 32, 128), L ("aes", 64, 160) } },
+  { "aes-serpent", XTS, 2, { L ("aes", 0, 64), L ("serpent", 32, 96) } },
+  { "aes-twofish-serpent", XTS, 3, { L ("aes", 0, 96),
+      L ("twofish", 32, 128), L ("serpent", 64, 160) } },
+  { "serpent-twofish", XTS, 2, { L ("serpent", 0, 64),
+      L ("twofish", 32, 96) } },
   ONE ("camellia", XTS, 0, 32),
-  { "serpent-camellia", XTS, 2, { { "serpent", 0, 64 },
-      { "camellia", 32, 96 } } },
+  { "serpent-camellia", XTS, 2, { L ("serpent", 0, 64),
+      L ("camellia", 32, 96) } },
   ONE ("aes", LRW, 32, 0), ONE ("serpent", LRW, 32, 0),
   ONE ("twofish", LRW, 32, 0),
-  { "twofish-aes", LRW, 2, { { "twofish", 32, 0 }, { "aes", 64, 0 } } },
-  { "serpent-twofish-aes", LRW, 3, { { "serpent", 32, 0 },
-      { "twofish", 64, 0 }, { "aes", 96, 0 } } },
-  { "aes-serpent", LRW, 2, { { "aes", 32, 0 }, { "serpent", 64, 0 } } },
-  { "aes-twofish-serpent", LRW, 3, { { "aes", 32, 0 },
-      { "twofish", 64, 0 }, { "serpent", 96, 0 } } },
-  { "serpent-twofish", LRW, 2, { { "serpent", 32, 0 },
-      { "twofish", 64, 0 } } },
+  { "twofish-aes", LRW, 2, { L ("twofish", 32, 0), L ("aes", 64, 0) } },
+  { "serpent-twofish-aes", LRW, 3, { L ("serpent", 32, 0),
+      L ("twofish", 64, 0), L ("aes", 96, 0) } },
+  { "aes-serpent", LRW, 2, { L ("aes", 32, 0), L ("serpent", 64, 0) } },
+  { "aes-twofish-serpent", LRW, 3, { L ("aes", 32, 0),
+      L ("twofish", 64, 0), L ("serpent", 96, 0) } },
+  { "serpent-twofish", LRW, 2, { L ("serpent", 32, 0),
+      L ("twofish", 64, 0) } },
 };
 #undef ONE
+#undef L
 
 /* VeraCrypt's Kuznyechik chains: no library of Debian 12 has it. */
 const char tcrypt_unavailable_ciphers[] = "kuznyechik";
@@ -61,6 +64,16 @@ static size_t
 layer_key (const struct tcrypt_chain *c, unsigned i, const uint8_t *keys,
            uint8_t *out)
 {
+  unsigned key_bytes = c->layer[i].key_bytes;
+
+  /* cbc-tcw: the cipher's key, then the IV seed and whitening key that
+   * the kernel's tcw takes from the key's end (crypt_iv_tcw_init). */
+  if (key_bytes) {
+    memcpy (out, keys + c->layer[i].key_offset, key_bytes);
+    memcpy (out + key_bytes, keys + c->layer[i].tweak_offset,
+            c->layer[i].extra_bytes);
+    return key_bytes + c->layer[i].extra_bytes;
+  }
   memcpy (out, keys + c->layer[i].key_offset, LAYER_KEY_BYTES);
   if (is_xts (c)) {
     memcpy (out + LAYER_KEY_BYTES, keys + c->layer[i].tweak_offset,

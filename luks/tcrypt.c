@@ -196,22 +196,6 @@ kdf_wanted (const struct luks_unlock_params *p, const struct tcrypt_kdf *k)
   return !p->veracrypt_pim || k->veracrypt;
 }
 
-/* A TrueCrypt CBC header (before 4.1) that KEY opens is refused by
- * its name: -1 after nbdkit_error; else 0. */
-static int
-refuse_legacy (const struct luks_unlock_params *p, const uint8_t *sector,
-               const uint8_t *key)
-{
-  const char *cipher = tcrypt_legacy_chain (sector, key);
-
-  if (cipher == NULL)
-    return 0;
-  nbdkit_error ("%s: a TrueCrypt %s-cbc-tcw volume (TrueCrypt before 4.1): "
-                "the kernel cannot map TrueCrypt's CBC modes, nor can "
-                "dmcrypt", data_name (p), cipher);
-  return -1;
-}
-
 /* Tries every derivation on SECTOR: 1 with *H, 0 for none, -1. */
 static int
 try_kdfs (const struct luks_unlock_params *p, const uint8_t *sector,
@@ -235,8 +219,10 @@ try_kdfs (const struct luks_unlock_params *p, const uint8_t *sector,
       r = -1;
     else
       r = tcrypt_decrypt_header (sector, key, true, h);
+    /* TrueCrypt before 4.1: cryptsetup tries its CBC chains (with
+     * CRYPT_TCRYPT_LEGACY_MODES, as its tcryptOpen) after the others. */
     if (r == 0 && !kdfs[i].veracrypt)
-      r = refuse_legacy (p, sector, key);
+      r = tcrypt_legacy_decrypt_header (sector, key, h);
   }
   OPENSSL_cleanse (key, sizeof key);
   return r;
@@ -247,8 +233,8 @@ report_no_match (const struct luks_unlock_params *p)
 {
   nbdkit_error ("%s: no TCRYPT %sheader matched: wrong passphrase or key "
                 "files%s, or a volume dmcrypt cannot open (%s ciphers, "
-                "TrueCrypt's CBC modes, VeraCrypt's Argon2, BLAKE2s and "
-                "Streebog)", data_name (p),
+                "TrueCrypt's CBC cascades and Blowfish, VeraCrypt's "
+                "Argon2, BLAKE2s and Streebog)", data_name (p),
                 p->tcrypt_system ? "system " : p->tcrypt_hidden
                 ? "hidden " : "", p->veracrypt_pim ? " or PIM" : "",
                 tcrypt_unavailable_ciphers);
@@ -335,7 +321,11 @@ fill_table (const struct luks_unlock_params *p,
   }
   t->offset = data_offset (p, h, data_size);
   t->length = data_length (p, h, data_size, t->offset);
-  t->iv_offset = strncmp (h->chain->mode, "lrw", 3) == 0 ? 0 : t->offset;
+  /* TCRYPT_get_iv_offset: XTS's is the data offset, LRW's 0, CBC's
+   * the header's offset of the keys (a hidden volume's too). */
+  t->iv_offset = strncmp (h->chain->mode, "lrw", 3) == 0 ? 0
+    : strncmp (h->chain->mode, "xts", 3) == 0 ? t->offset
+    : h->mk_offset / SECTOR_BYTES;
   t->sector_size = SECTOR_BYTES;
   t->key_size = tcrypt_volume_key (h, key);
   t->key = secmem_dup (key, t->key_size);

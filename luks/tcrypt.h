@@ -40,13 +40,16 @@
 struct tcrypt_chain
 {
   const char *cipher;           /* "serpent-twofish-aes" */
-  const char *mode;             /* "xts-plain64" or "lrw-benbi" */
+  const char *mode;             /* "xts-plain64", "lrw-benbi", "cbc-tcw" */
   unsigned layers;
   struct
   {
     const char *name;           /* kernel cipher name */
     unsigned key_offset;        /* bytes into the key material */
-    unsigned tweak_offset;      /* XTS: the second key's offset */
+    unsigned tweak_offset;      /* XTS: the second key's offset; cbc-tcw:
+                                   the IV seed's, then the whitening */
+    unsigned key_bytes;         /* cbc-tcw: the cipher's key; else 0 (32) */
+    unsigned extra_bytes;       /* cbc-tcw: IV seed + 16-byte whitening */
   } layer[TCRYPT_CHAIN_MAX];
 };
 
@@ -81,10 +84,11 @@ int tcrypt_parse_header (const uint8_t *plain, bool veracrypt,
 int tcrypt_decrypt_header (const uint8_t *sector, const uint8_t *key,
                            bool veracrypt, struct tcrypt_header *h);
 
-/* tcrypt-legacy.c: when SECTOR decrypts with KEY as a TrueCrypt 1-4
- * single-cipher CBC header ("cbc-tcw"), which the kernel cannot map,
- * the cipher's name ("aes", "cast5"), else NULL. */
-const char *tcrypt_legacy_chain (const uint8_t *sector, const uint8_t *key);
+/* tcrypt-legacy.c: TrueCrypt's CBC headers (before 4.1) with a single
+ * cipher ("aes-cbc-tcw"), which the kernel maps with its tcw IV mode:
+ * as tcrypt_decrypt_header, for these chains. */
+int tcrypt_legacy_decrypt_header (const uint8_t *sector, const uint8_t *key,
+                                  struct tcrypt_header *h);
 
 /* The chains cryptsetup knows that we cannot decrypt (Kuznyechik), as
  * text for messages: "kuznyechik". */

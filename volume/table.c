@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The volume's crypt table: unlocked from its LUKS, FileVault2,
  * BitLocker or TrueCrypt/VeraCrypt header, or made from the plain
- * parameters (a table= line, or cipher= with a key), then the flags
+ * parameters (a table= line, or cipher= with a key) or a loop-AES key
+ * file, then the flags
  * given on the command line, and the whole checked against the image. */
 #include <inttypes.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <nbdkit-plugin.h>
 
 #include "../crypto/secmem.h"
+#include "../luks/loopaes.h"
 #include "internal.h"
 
 static int
@@ -98,6 +100,35 @@ table_from_params (struct dmcrypt_volume *v)
   return 0;
 }
 
+/* loop-AES: the key file's keys and the spec LOOPAES_activate loads,
+ * then the mapping as a plain one from offset= to the end; the IV
+ * offset is offset= unless given (loopaesOpen's --skip defaults to
+ * --offset). */
+static int
+table_from_loopaes (struct dmcrypt_volume *v)
+{
+  struct dmcrypt_params *p = &v->params;
+  const struct loopaes_params lp = {
+    .keyfile = p->keyfile, .keyfile_offset = p->keyfile_offset,
+    .keyfile_size = p->keyfile_size, .cipher = p->cipher,
+    .hash = p->hash, .key_bits = p->key_bits,
+  };
+  unsigned count;
+  char *spec;
+
+  if (loopaes_key (&lp, &spec, &p->key, &p->key_size, &count) == -1)
+    return -1;
+  nbdkit_debug ("loop-AES: %u key%s, %s", count, count > 1 ? "s" : "",
+                spec);
+  free (p->cipher);
+  p->cipher = spec;
+  if (!p->have_iv_offset)
+    p->iv_offset = p->offset;
+  v->is_luks = true;            /* a format of cryptsetup's, no header */
+  snprintf (v->luks.type, sizeof v->luks.type, "LOOPAES");
+  return table_from_params (v);
+}
+
 static void
 apply_flag_params (struct dmcrypt_volume *v)
 {
@@ -162,6 +193,8 @@ table_for_integrity (struct dmcrypt_volume *v)
 static int
 make_table (struct dmcrypt_volume *v, bool plain)
 {
+  if (v->params.type == VT_LOOPAES)
+    return table_from_loopaes (v);
   if (v->params.type == VT_INTEGRITY)
     return table_for_integrity (v);
   if (!plain)

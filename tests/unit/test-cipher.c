@@ -716,9 +716,22 @@ test_refusals (void)
     { "aes-cbc-essiv:sha1", 32, "essiv:sha1 makes a 20-byte key" },
     { "aes-cbc-essiv:nohash", 32, "unsupported ESSIV hash: nohash" },
     { "aes-cbc-foo", 32, "invalid IV mode: foo" },
-    { "aes-cbc-lmk", 32, "unsupported IV mode: lmk" },
-    { "capi:cbc(aes)-lmk", 32, "unsupported IV mode: lmk" },
-    { "aes-cbc-tcw", 32, "unsupported IV mode: tcw" },
+    /* tcw: the key ends in an IV seed and a 16-byte whitening key;
+     * lmk: 64 keys in the capi form, and a seed key if one more. */
+    { "aes-cbc-tcw", 32, "aes-cbc-tcw needs a key of 16, 24 or 32 bytes, "
+      "then a 16-byte IV seed and a 16-byte whitening key, not 32" },
+    { "aes-cbc-tcw", 65, "needs a key of 16, 24 or 32 bytes plus 32, "
+      "not 65" },
+    { "cast5-cbc-tcw", 24, "then a 8-byte IV seed" },
+    { "aes-xts-tcw", 64, "tcw works only with cbc" },
+    { "aes:2-cbc-tcw", 96, "multi-key mappings with 2 keys, other than "
+      "lmk's" },
+    { "capi:cbc(aes)-lmk", 32, "aes-cbc-lmk needs 64 keys" },
+    /* 1039 bytes: a 15-byte seed key (1039 / 65), 64 16-byte keys. */
+    { "aes:64-cbc-lmk", 1039, "the seed key after the 64 keys must "
+      "hold at least 16 bytes, not 15" },
+    { "aes:64-cbc-lmk", 64 * 20, "needs 64 keys of 16, 24 or 32 bytes" },
+    { "aes:64-xts-lmk", 64 * 64, "lmk works only with cbc" },
     /* Cascades: equal key shares, every layer checked, at most 4. */
     { "serpent-twofish-aes-xts-plain64", 190, "needs a key of 3 equal "
       "parts, not 190 bytes" },
@@ -734,7 +747,7 @@ test_refusals (void)
     { "aes-cbc-elephant", 80, "not 80" },
     { "aes-xts-elephant", 64, "elephant works only with cbc" },
     { "des3_ede-cbc-elephant", 48, "16-byte block cipher" },
-    { "aes:64-cbc-lmk", 32, "multi-key" },
+    { "aes:2-cbc-plain64", 64, "multi-key mappings with 2 keys" },
     { "aes:3-cbc-plain", 32, "bad key count" },
     { "aes:x-cbc-plain", 32, "bad key count" },
     { "aes-lrw-benbi", 16, "aes-lrw needs a key of 16, 24 or 32 bytes "

@@ -44,10 +44,14 @@ add_image_identity (const struct volume_control *c, struct ctl_message *rep)
 static const char *
 volume_type (const struct dmcrypt_volume *v)
 {
+  if (v->params.type == VT_INTEGRITY)
+    return "integrity";
   if (!v->is_luks)
     return "plain";
   if (strcmp (v->luks.type, "TCRYPT") == 0)
     return "tcrypt";
+  if (strcmp (v->luks.type, "LOOPAES") == 0)
+    return "loopaes";
   if (v->luks.version == 0)
     return strcmp (v->luks.type, "BITLK") == 0 ? "bitlk" : "fvault2";
   return v->luks.version == 1 ? "luks1" : "luks2";
@@ -70,8 +74,9 @@ add_uuid (const struct volume_control *c, struct ctl_message *rep)
     if (v->luks.uuid[i] != '-')
       hex[n++] = v->luks.uuid[i];
   hex[n] = '\0';
-  /* TCRYPT headers have no UUID, and cryptsetup 2.6 activates
-   * BitLocker without the volume's GUID: CRYPT-<type>-<name>. */
+  /* TCRYPT headers have no UUID, loop-AES has no header, and
+   * cryptsetup 2.6 activates BitLocker without the volume's GUID:
+   * CRYPT-<type>-<name>. */
   if (n == 0 || strcmp (v->luks.type, "BITLK") == 0)
     ctl_addf (rep, "uuid", "CRYPT-%s-%s", v->luks.type, c->sock.name);
   else

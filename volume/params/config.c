@@ -116,6 +116,7 @@ set_type (struct dmcrypt_params *p, const char *value)
     { "luks", VT_LUKS }, { "luks1", VT_LUKS1 }, { "luks2", VT_LUKS2 },
     { "plain", VT_PLAIN }, { "fvault2", VT_FVAULT2 },
     { "tcrypt", VT_TCRYPT }, { "bitlk", VT_BITLK },
+    { "loopaes", VT_LOOPAES },
     { "integrity", VT_INTEGRITY },
   };
   size_t i;
@@ -128,7 +129,7 @@ set_type (struct dmcrypt_params *p, const char *value)
     }
   nbdkit_error ("type: unknown volume type '%s' "
                 "(expected luks, luks1, luks2, plain, fvault2, tcrypt, "
-                "bitlk or integrity)", value);
+                "bitlk, loopaes or integrity)", value);
   return -1;
 }
 

@@ -91,6 +91,27 @@ check_tcrypt (const struct dmcrypt_params *p)
   return first_broken (rules, sizeof rules / sizeof rules[0]);
 }
 
+/* loop-AES: cryptsetup loopaesOpen's --key-file (required), --cipher,
+ * --key-size, --hash, --offset, --skip (our iv-offset=),
+ * --keyfile-offset and --keyfile-size. */
+static int
+check_loopaes (const struct dmcrypt_params *p)
+{
+  const struct rule rules[] = {
+    { p->header || p->key_slot >= 0,
+      "key-slot and header are for LUKS, not type=loopaes" },
+    { p->passphrase || p->table || p->key,
+      "type=loopaes takes its keys from keyfile= alone, not passphrase=, "
+      "table= or key=" },
+    { p->keyfile == NULL,
+      "type=loopaes needs keyfile= (cryptsetup loopaesOpen --key-file)" },
+    { p->sector_size && p->sector_size != 512,
+      "sector-size: loop-AES has 512-byte sectors only" },
+  };
+
+  return first_broken (rules, sizeof rules / sizeof rules[0]);
+}
+
 /* integritysetup open: a dm-integrity device alone, no key but a keyed
  * hash's. */
 static int
@@ -182,6 +203,8 @@ params_check (struct dmcrypt_params *p, bool need_file)
     return -1;
   if (p->type == VT_TCRYPT)
     return check_tcrypt (p);
+  if (p->type == VT_LOOPAES)
+    return check_loopaes (p);
   if (p->type == VT_INTEGRITY)
     return check_integrity (p);
   return plain ? check_plain (p) : check_luks (p);

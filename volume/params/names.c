@@ -13,15 +13,17 @@
   "keyfile=<FILENAME>  Key file (cryptsetup --key-file; also key-file=);\n" \
   "                    TCRYPT: repeatable, mixed into the passphrase.\n" \
   "keyfile-offset=<N>  Bytes to skip at the start of the key file.\n" \
-  "keyfile-size=<N>    LUKS: bytes to read from the key file" \
-  " (default: all).\n" \
+  "keyfile-size=<N>    LUKS, loop-AES: bytes to read from the key file" \
+  " (default:\n" \
+  "                    all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
-  "type=luks|luks1|luks2|plain|fvault2|tcrypt|bitlk|integrity  Volume type\n" \
-  "                    (default: plain with table= or cipher=, else LUKS\n" \
-  "                    (with or without integrity), FileVault2 or\n" \
-  "                    BitLocker by magic; TrueCrypt/VeraCrypt needs\n" \
-  "                    type=tcrypt, dm-integrity alone type=integrity).\n" \
+  "type=luks|luks1|luks2|plain|fvault2|tcrypt|bitlk|loopaes|integrity\n" \
+  "                    Volume type (default: plain with table= or\n" \
+  "                    cipher=, else LUKS (with or without integrity),\n" \
+  "                    FileVault2 or BitLocker by magic; TrueCrypt and\n" \
+  "                    VeraCrypt need type=tcrypt, loop-AES type=loopaes\n" \
+  "                    with keyfile=, dm-integrity alone type=integrity).\n" \
   "tcrypt-hidden=<BOOL>  TCRYPT: open the hidden volume.\n" \
   "tcrypt-system=<BOOL>  TCRYPT: a system volume (header in sector 62).\n" \
   "tcrypt-backup=<BOOL>  TCRYPT: use the backup header near the end.\n" \
@@ -36,12 +38,18 @@
   "                    journal).\n" \
   "table=<LINE>|+FILE|-FD|-  Plain mode: a dm-crypt table line with the" \
   " key.\n" \
-  "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64.\n" \
+  "cipher=<SPEC>       Plain mode: cipher spec, e.g. aes-xts-plain64;\n" \
+  "                    loop-AES: the block cipher (default aes).\n" \
   "key=<HEX>|+FILE|-FD|-  Plain mode: the key in hex.\n" \
-  "key-size=<BITS>     Plain mode: key size for passphrase= or key-file=.\n" \
-  "hash=<HASH>         Plain mode: passphrase hash (default ripemd160).\n" \
-  "offset=<SECTORS>    Plain mode: data offset, 512-byte sectors.\n" \
-  "iv-offset=<SECTORS> Plain mode: IV offset, 512-byte sectors.\n" \
+  "key-size=<BITS>     Plain mode: key size for passphrase= or key-file=;\n" \
+  "                    loop-AES: each key's (default 256).\n" \
+  "hash=<HASH>         Plain mode: passphrase hash (default ripemd160);\n" \
+  "                    loop-AES: key hash (default by key-size: sha256,\n" \
+  "                    sha384, sha512).\n" \
+  "offset=<SECTORS>    Plain mode, loop-AES: data offset, 512-byte\n" \
+  "                    sectors.\n" \
+  "iv-offset=<SECTORS> Plain mode, loop-AES (--skip): IV offset, 512-byte\n" \
+  "                    sectors (loop-AES default: offset=).\n" \
   "sector-size=<BYTES> Plain mode: encryption sector size (512..4096).\n" \
   "allow-discards=<BOOL>  Pass trims down to the image (allow_discards).\n" \
   "same-cpu-crypt=<BOOL>  Keep a request's crypto on one worker.\n" \

@@ -22,7 +22,8 @@
 #define MIN_BLOCK_SECTOR (~0u)
 
 enum volume_type { VT_UNSET, VT_LUKS, VT_LUKS1, VT_LUKS2, VT_PLAIN,
-                   VT_FVAULT2, VT_TCRYPT, VT_BITLK, VT_INTEGRITY };
+                   VT_FVAULT2, VT_TCRYPT, VT_BITLK, VT_LOOPAES,
+                   VT_INTEGRITY };
 
 /* A boolean parameter that was given or not: unset leaves the table's
  * (or LUKS2 header's) own flag alone. */
