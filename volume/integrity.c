@@ -172,11 +172,18 @@ stack_alone (struct dmcrypt_volume *v)
 {
   const struct dmcrypt_params *p = &v->params;
   const char *hash = p->integrity ? p->integrity : "crc32c";
+  char kernel_name[64];
   size_t key_bytes = 0;
   uint8_t *key = NULL;
   struct integrity_dev *d;
   struct backend *sealed;
 
+  /* integritysetup's spelling (hmac-sha256) of the kernel's
+   * (hmac(sha256)), as crypt_parse_hash_integrity_mode turns it. */
+  if (strncmp (hash, "hmac-", 5) == 0) {
+    snprintf (kernel_name, sizeof kernel_name, "hmac(%s)", hash + 5);
+    hash = kernel_name;
+  }
   if (p->integrity_key_file && (key = read_hash_key (p, &key_bytes)) == NULL)
     return -1;
   d = open_device (v, 0, hash, key, key_bytes);
