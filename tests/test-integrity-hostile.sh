@@ -65,6 +65,8 @@ expect_refused "a keyed hash without its key" "key" \
   "$tmp/clean.img" type=integrity integrity=hmac-sha256
 expect_refused "an unknown hash" "hash|whirl" \
   "$tmp/clean.img" type=integrity integrity=nosuchhash
+expect_refused "discards over integrity" "allow-discards" \
+  "$tmp/clean.img" type=integrity allow-discards=true
 expect_refused "an unknown mode" "integrity-mode" \
   "$tmp/clean.img" type=integrity integrity-mode=fast
 echo PASS

@@ -232,6 +232,13 @@ table_make (struct dmcrypt_volume *v)
       || integrity_stack (v) == -1)
     return -1;
   apply_flag_params (v);
+  /* The tags of discarded sectors would no longer match: dm-crypt
+   * takes no discards on an authenticated mapping. */
+  if (v->integrity && (v->table.flags & CT_ALLOW_DISCARDS)) {
+    nbdkit_error ("allow-discards: not with integrity (the discarded "
+                  "sectors' tags would no longer verify)");
+    return -1;
+  }
   if (check_size (v) == -1 || crypt_table_validate (&v->table) == -1)
     return -1;
   return 0;
