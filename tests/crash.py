@@ -11,7 +11,10 @@ write + flush workload, restart it, check what the image holds
 
 NBDKIT-ARGS is the plugin and its parameters: the server runs as
 "nbdkit -f -U SOCKET NBDKIT-ARGS" (with -r for "ro").  MAPPING is the
-oracle's --table LINE or --luks-key HEX (tests/oracle.py).
+oracle's --table LINE or --luks-key HEX (tests/oracle.py), or, for an
+image under dm-integrity (tests/crash_integrity.py), --luks-key HEX of a
+LUKS2 image with integrity (found in its header) or --internal-hash NAME
+[--hash-key-file FILE] of integritysetup's image.
 
 rw: each round runs writes (random offsets and lengths, many unaligned,
 a few with FUA), reads and flushes on two connections with up to DEPTH
@@ -23,7 +26,11 @@ the content made durable by the last write acknowledged before a
 completed flush (or acknowledged with FUA), or the content of a write
 issued after that one -- never older, never anything else.  The
 independent oracle's decryption of the image must equal what the
-restarted server returns.
+restarted server returns.  Under dm-integrity, every block must also
+carry a valid tag: the oracle (which replays the journal) finds no bad
+one and the server reads every sector without EIO; an acknowledged
+write that no flush covered may be lost (the journal holds it in memory
+until a commit), so only the flushed guarantee is checked.
 
 ro: each round runs reads, writes that must be refused (EPERM/EROFS),
 and flushes against "nbdkit -r", SIGKILLs it, and the image's SHA-256
@@ -43,6 +50,7 @@ import nbd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
+import crash_integrity  # noqa: E402
 from blockmodel import (InFlight, Model, Pool, Server,  # noqa: E402
                         ServerError, connect, errname, read_all)
 
@@ -83,6 +91,7 @@ class Round:
                 [self.rng.randint(1, 64), self.rng.randint(1, 3 * self.ss),
                  self.ss * self.rng.randint(1, 16),
                  self.rng.randint(1, MAX_REQUEST_BYTES)])
+            length = min(length, self.size)    # small images
             zone = HOT_ZONE_BYTES if self.rng.random() < 0.5 else self.size
             start = self.rng.randint(0, max(0, min(zone, self.size) - length))
             if self.rng.random() < 0.4:
@@ -223,6 +232,16 @@ class Run:
                           sectors_older=0)
         logpath = args.image + ".crash.log"
         self.log = open(logpath, "ab")
+        self.integ = None
+        if args.internal_hash or (
+                args.luks_key and
+                crash_integrity.Mapping.is_luks2_integrity(args.image)):
+            key = (open(args.hash_key_file, "rb").read()
+                   if args.hash_key_file else None)
+            self.integ = crash_integrity.Mapping(
+                args.image, args.luks_key and bytes.fromhex(args.luks_key),
+                args.internal_hash, key)
+            return
         self.mapping = (oracle.parse_table(args.table) if args.table else
                         oracle.mapping_from_luks(
                             args.image, bytes.fromhex(args.luks_key)))
@@ -232,6 +251,12 @@ class Run:
                             "crash-%d.sock" % os.getpid())
 
     def oracle_plaintext(self):
+        if self.integ:
+            data, bad = self.integ.plaintext()
+            if bad:
+                raise Failure("the oracle finds %d blocks whose tag does "
+                              "not verify: %s" % (len(bad), bad[:10]))
+            return data
         with open(self.args.image, "rb") as img:
             return oracle.decrypt_range(self.mapping, img, 0,
                                         self.mapping.size_bytes)
@@ -245,15 +270,30 @@ class Run:
                    else "sectors_older")
             self.stats[key] += 1
 
-    def verify(self, server, what):
+    def read_export(self, server):
+        """The whole export through SERVER, and the sectors that fail
+        with EIO (under dm-integrity; elsewhere any error raises)."""
         h = connect(server.uri)
-        actual = read_all(h, self.size)
+        if self.integ:
+            actual, eio = crash_integrity.read_all(h, self.size, self.ss)
+        else:
+            actual, eio = read_all(h, self.size), []
         h.shutdown()
+        return actual, eio
+
+    def verify(self, server, what):
+        actual, eio = self.read_export(server)
+        if eio:
+            raise Failure("%s: %d sectors fail with EIO: %s"
+                          % (what, len(eio), eio[:10]))
         # The guarantee (as dm-crypt's: what a flush made durable), then
         # what a process kill keeps on top of it (every acknowledged
-        # write is in the backing file already).
-        for model, why in ((self.model, "flushed"),
-                           (self.acked_model, "acknowledged")):
+        # write is in the backing file already) -- not under
+        # dm-integrity's journal.
+        models = [(self.model, "flushed")]
+        if not self.integ:
+            models.append((self.acked_model, "acknowledged"))
+        for model, why in models:
             bad = model.check(actual)
             for s in bad[:5]:
                 print("  " + model.describe(actual, s), file=sys.stderr)
@@ -289,6 +329,8 @@ class Run:
                 and self.model.sector(s, before) not in self.model.allowed(s)]
         if len(lost) < 2:
             return False               # too few flushes: next round
+        if self.integ:
+            return self.self_check_integrity(server, lost)
         a, b = self.rng.sample(lost, 2)
         saved = {a: self.sector_io(a, self.model.sector(a, before)),
                  b: self.sector_io(b)}
@@ -311,11 +353,46 @@ class Run:
                           self.mapping.offset * 512 + s * self.ss)
         return True
 
+    def self_check_integrity(self, server, lost):
+        """self_check under dm-integrity: the snapshot's block, data and
+        valid tag, put back in place of a flushed write (a replay), and
+        random bytes into another block's data; the journal's blocks are
+        left alone (a read-write open replays them over their areas).
+        Expects the first flagged as lost and the second failing with
+        EIO, through the server and in the oracle."""
+        journal = self.integ.in_journal()
+        lost = [s for s in lost if s not in journal]
+        if len(lost) < 2:
+            return False
+        a, b = self.rng.sample(lost, 2)
+        saved = [self.integ.put_old(a), self.integ.put_garbage(b)]
+        server.start()
+        actual, eio = self.read_export(server)
+        server.stop()
+        bad = [s for s in self.model.check(actual) if s not in eio]
+        if eio != [b] or bad != [a]:
+            raise Failure("self-check: EIO at %s and lost %s, expected EIO "
+                          "at [%d] and lost [%d]" % (eio[:10], bad[:10],
+                                                      b, a))
+        data, oracle_bad = self.integ.plaintext()
+        if oracle_bad != [b] or self.model.sector(a, data) \
+                != self.model.sector(a, actual):
+            raise Failure("self-check: the oracle finds bad blocks %s "
+                          "(expected [%d]) or another block %d"
+                          % (oracle_bad[:10], b, a))
+        self.stats["self_check_flagged"] = 2
+        for s in reversed(saved):
+            self.integ.restore(s)
+        self.integ.drop_snapshot()
+        return True
+
     def rw(self):
         server = Server(self.sock(), self.args.nbdkit, self.log)
         server.start()
         h = connect(server.uri)
         self.size = h.get_size()
+        if self.integ:
+            self.stats["journal_replays"] = 0
         self.model = Model(read_all(h, self.size), self.ss)
         self.acked_model = Model(self.model.data, self.ss)
         h.shutdown()
@@ -323,11 +400,18 @@ class Run:
         try:
             for n in range(self.args.rounds):
                 before = None if checked else bytes(self.model.data)
+                if self.integ and not checked:
+                    self.integ.snapshot()
                 handles = [connect(server.uri) for _ in range(CONNS)]
                 # The self-check wants flushed writes: a longer round.
                 Round(self, handles).go(server, 0 if checked else 0.25)
                 server.reap()
                 del handles            # libnbd closes on release
+                if self.integ:
+                    # Rounds killed between a journal commit and its
+                    # write-back: the replay is exercised.
+                    self.stats["journal_replays"] += \
+                        self.integ.journal_only() > 0
                 if not checked:
                     checked = self.self_check(server, before)
                 server.start()
@@ -410,6 +494,8 @@ def main():
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--table")
     g.add_argument("--luks-key")
+    g.add_argument("--internal-hash")
+    p.add_argument("--hash-key-file")
     p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
     argv = sys.argv[1:]
     if "--" not in argv:

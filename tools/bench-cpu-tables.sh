@@ -6,12 +6,18 @@
 #
 # RUNS.csv has one row a run: run,image,cipher,key_bits,sector,library,
 # direction,ms_per_gib,cipher_ms_per_gib,cipher_library, where run is
-# openssl (cipher aes-128-xts or aes-256-xts, its price per GiB), file
+# openssl (cipher aes-128-xts or aes-256-xts, its price per GiB at 4096
+# bytes; hmac-sha256 or aes-256-gcm, at the sector size), file
 # (the unencrypted file plugin), dmcrypt (image, cipher, key bits,
 # sector size, the cipher-library= asked for or "-", and what the
 # server measured and said) or null (cipher_null: image null or
-# null-nowq, cipher its label).  Writes OUTDIR/cpu.csv, cbc.csv and
-# writepath.csv and prints them as tables: a figure is the median of its
+# null-nowq, cipher its label).  A dmcrypt case of image luks2i is a
+# LUKS2 volume with integrity, its cipher "aes-xts-plain64/hmac-sha256"
+# (key bits: XTS's and the MAC's) or "aes-gcm-random/aead": its openssl
+# figure in cpu.csv is the bound, XTS's price plus HMAC-SHA256's at its
+# sector size, or AES-256-GCM's.  Writes OUTDIR/cpu.csv, cbc.csv,
+# integrity.csv and writepath.csv and prints them as tables: a figure is
+# the median of its
 # runs, the file plugin's the median of all its runs in a direction, and
 # a quotient whose divisor is not above zero is "-".
 set -u
@@ -47,6 +53,13 @@ quotient ()  # quotient NUMERATOR DIVISOR
     else print "-" }'
 }
 difference () { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a - b }'; }
+# A sum with one decimal, or "-" when either side is not a number.
+sum ()  # sum A B
+{
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    num = "^-?[0-9]+(\\.[0-9]+)?$"
+    if (a ~ num && b ~ num) printf "%.1f\n", a + b; else print "-" }'
+}
 
 # The cases, in the order they ran: "IMAGE CIPHER BITS SECTOR LIBRARY".
 mapfile -t cases < <(awk -F, '$1 == "dmcrypt" && !seen[$2 FS $3 FS $4 FS $5 FS $6]++ {
@@ -70,7 +83,7 @@ library_of ()
 
 csv=$out/cpu.csv
 echo "image,cipher,key_bits,sector,direction,file_ms_per_gib,ms_per_gib,openssl_ms_per_gib,ratio,cipher_ms_per_gib,cipher_library" > "$csv"
-row_format='%-6s %-22s %4s %6s %-5s %9s %9s %9s %6s %9s %s\n'
+row_format='%-6s %-27s %4s %6s %-5s %9s %9s %9s %6s %9s %s\n'
 if [ ${#cases[@]} -gt 0 ]; then
   # shellcheck disable=SC2059
   printf "$row_format" image cipher bits sector dir "file" dmcrypt openssl \
@@ -78,6 +91,15 @@ if [ ${#cases[@]} -gt 0 ]; then
   # shellcheck disable=SC2059
   printf "$row_format" "" "" "" bytes "" ms/GiB ms/GiB ms/GiB "x" ms/GiB ""
 fi
+# What the MAC or the AEAD of an integrity case costs OpenSSL alone.
+mac_price ()  # mac_price CIPHER SECTOR
+{
+  case $1 in
+    */hmac-sha256) median_of 8 "openssl,,hmac-sha256,256,$2" ;;
+    aes-gcm-random/aead) median_of 8 "openssl,,aes-256-gcm,256,$2" ;;
+    *) echo - ;;
+  esac
+}
 declare -A case_ms lib_of
 repeats=0
 for c in "${cases[@]}"; do
@@ -86,6 +108,14 @@ for c in "${cases[@]}"; do
   aes_bits=$bits
   [[ $cipher == *-xts-* ]] && aes_bits=$(( bits / 2 ))
   ossl=${openssl_ms[$aes_bits]:--}
+  # With integrity: XTS's price plus the MAC's (a 256-bit MAC key after
+  # XTS's), or the AEAD's alone.
+  case $cipher in
+    aes-xts-plain64/hmac-sha256)
+      ossl=$(sum "${openssl_ms[$(( (bits - 256) / 2 ))]:--}" \
+               "$(mac_price "$cipher" "$sector")") ;;
+    */*) ossl=$(mac_price "$cipher" "$sector") ;;
+  esac
   for dir in write read; do
     key=$(key_of "$img" "$cipher" "$bits" "$sector" "$asked" "$dir")
     f=${file_ms[$dir]} d=$(median_of 8 "$key") cm=$(median_of 9 "$key")
@@ -110,7 +140,10 @@ if [ ${#cases[@]} -gt 0 ]; then
        "each run of dmcrypt; cipher: the cipher's own CPU per GiB inside" \
        "the server (its sampled clock, the median of the runs), the rest of" \
        "dmcrypt - file being the engine's and the write path's; library:" \
-       "whose block cipher the server ran (cipher-library=)"
+       "whose block cipher the server ran (cipher-library=); luks2i: LUKS2" \
+       "with integrity, whose openssl figure is XTS's price plus" \
+       "HMAC-SHA256's at its sector size, or AES-256-GCM's, and whose" \
+       "AEAD the cipher clock does not see (-)"
 fi
 
 # CBC-ESSIV against XTS of the same AES key size, sector size and
@@ -154,6 +187,54 @@ if [ $cbc_header = 1 ]; then
   echo "over = dmcrypt / xts: a CBC-ESSIV table's CPU per GiB over that of" \
        "aes-xts-plain64 with the same AES key size (an XTS key twice as" \
        "long), sector size and library, in the same run"
+fi
+
+# Integrity against the XTS row of the same AES key size and sector
+# size (without integrity), of the library asked for, else of the
+# default, else of OpenSSL (whose AES the AEAD runs).
+icsv=$out/integrity.csv
+echo "cipher,key_bits,sector,direction,ms_per_gib,xts_ms_per_gib,over_xts,extra_ms_per_gib,mac_openssl_ms_per_gib" > "$icsv"
+int_format='%-28s %4s %6s %-5s %9s %9s %6s %9s %9s\n'
+int_header=0
+for c in "${cases[@]}"; do
+  read -r img cipher bits sector lib <<< "$c"
+  [ "$img" = luks2i ] || continue
+  aes_bits=256
+  [[ $cipher == */hmac-sha256 ]] && aes_bits=$(( (bits - 256) / 2 ))
+  x=
+  for l in "$lib" - openssl; do
+    x=${xts_of[$aes_bits $sector $l]:-}
+    [ -z "$x" ] || break
+  done
+  if [ $int_header = 0 ]; then
+    echo
+    # shellcheck disable=SC2059
+    printf "$int_format" "integrity" bits sector dir dmcrypt xts over \
+      extra mac
+    # shellcheck disable=SC2059
+    printf "$int_format" "" "" bytes "" ms/GiB ms/GiB "x" ms/GiB ms/GiB
+    int_header=1
+  fi
+  mac=$(mac_price "$cipher" "$sector")
+  for dir in write read; do
+    d=${case_ms[$c $dir]} xd=-
+    [ -z "$x" ] || xd=${case_ms[$x $dir]}
+    over=$(quotient "$d" "$xd") extra=-
+    [ "$over" = - ] || extra=$(sum "$d" "-$xd")
+    # shellcheck disable=SC2059
+    printf "$int_format" "$cipher" "$bits" "$sector" "$dir" "$d" "$xd" \
+      "$over" "$extra" "$mac"
+    echo "$cipher,$bits,$sector,$dir,$d,$xd,$over,$extra,$mac" >> "$icsv"
+  done
+done
+if [ $int_header = 1 ]; then
+  echo
+  echo "over = dmcrypt / xts: a LUKS2 volume with integrity (dm-crypt's" \
+       "AEAD over dm-integrity's journal) against aes-xts-plain64 of the" \
+       "same AES key size and sector size without integrity, in the same" \
+       "run; extra = dmcrypt - xts; mac: what openssl speed's HMAC-SHA256" \
+       "or AES-256-GCM (one core, buffers of the sector size) costs per" \
+       "GiB alone"
 fi
 
 # over = dmcrypt / file: the engine's and the write path's own cost.

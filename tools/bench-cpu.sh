@@ -35,7 +35,13 @@
 # against aes-xts-plain64 of the same AES key size, sector size and
 # library, where the run has one: DIR/cbc.csv: cipher,key_bits,sector,
 # cipher_library,direction,ms_per_gib,xts_ms_per_gib,over_xts
-# (dmcrypt / xts).  Progress goes to standard error.
+# (dmcrypt / xts).  Then each LUKS2 case with integrity (image luks2i:
+# aes-xts-plain64 + hmac-sha256, aes-gcm-random) against the XTS row
+# of its AES key size and sector size: DIR/integrity.csv (see
+# tools/bench-cpu-tables.sh); its bound in cpu.csv is OpenSSL's price
+# of its cipher and MAC, or of its AEAD, at its sector size (openssl
+# speed -hmac sha256, -evp aes-256-gcm).  Progress goes to standard
+# error.
 set -u
 set -o pipefail
 export LC_ALL=C
@@ -64,6 +70,9 @@ usage: tools/bench-cpu.sh [options]
   --quick         --size 512M --repeats 1, and only the default cipher
                   at each sector size, the two CBC-ESSIV key sizes and
                   XTS of each one's AES key size at their sector size
+                  (the cases with integrity: hmac-sha256 at 4096-byte
+                  sectors and aes-gcm-random at 512, without hmac-sha256
+                  at 512)
 EOF
   exit "${1:-0}"
 }
@@ -108,12 +117,14 @@ for l in "${libs[@]}"; do
   esac
 done
 
-for c in nbdkit nbdcopy cryptsetup openssl numfmt timeout; do
+for c in nbdkit nbdcopy cryptsetup openssl numfmt timeout xz; do
   command -v "$c" >/dev/null || die "$c is not installed"
 done
 [ -f "$plugin" ] || die "$plugin is not built (make)"
 ctl_tool=$topdir/tools/dmcryptctl
 [ -x "$ctl_tool" ] || die "$ctl_tool is not built (make)"
+format_tool=$topdir/tools/integrity-format
+[ -x "$format_tool" ] || die "$format_tool is not built (make)"
 
 if [ -z "$workbase" ]; then
   workbase=${TMPDIR:-/tmp}
@@ -153,7 +164,7 @@ random_bytes ()  # random_bytes BYTES FILE
   [ "$(stat -c %s "$2")" -eq "$1" ]
 }
 avail=$(df --output=avail -B1 "$work" | tail -n 1)
-[ "$avail" -ge $(( 4 * (size + header_bytes) )) ] \
+[ "$avail" -ge $(( 6 * (size + header_bytes) )) ] \
   || die "$work has $((avail >> 20)) MiB free: use a smaller --size"
 random_bytes "$size" "$src" || die "cannot write $src"
 random_bytes "$size" "$work/raw.img" || die "cannot write raw.img"
@@ -164,6 +175,50 @@ for t in luks1 luks2; do
     --key-file "$pwfile" "$work/$t.img" >/dev/null \
     || die "cannot make the $t image"
 done
+
+# ---- LUKS2 with integrity ----
+
+# cryptsetup luksFormat --integrity cannot format without the kernel's
+# dm-integrity (it has the kernel write the superblock), so these
+# images take the LUKS2 header cryptsetup made with the kernel for the
+# tests (tests/data/integrity, whose MANIFEST gives its passphrase and
+# its dm-integrity table: offset, tag size, block size), and
+# tools/integrity-format writes the dm-integrity superblock and journal
+# at its data offset, sized so that the export is exactly SIZE bytes.
+# The blocks are not wiped: each case writes its whole export before
+# it is read, as cryptsetup's wipe through the crypt mapping would.
+int_data=$topdir/tests/data/integrity
+manifest_field ()  # manifest_field NAME KEY
+{
+  grep "^name=$1	" "$int_data/MANIFEST" | tr '\t' '\n' \
+    | sed -n "s/^$2=//p"
+}
+# The kernel-made image whose header a case takes.
+int_source ()  # int_source CIPHER SECTOR
+{
+  case $1/$2 in
+    aes-xts-plain64/hmac-sha256/4096) echo luks2-hmac-sha256-4k ;;
+    aes-xts-plain64/hmac-sha256/512) echo luks2-hmac-sha256 ;;
+    aes-gcm-random/aead/512) echo luks2-aes-gcm ;;
+    *) die "no LUKS2 header with integrity for $1 at $2-byte sectors" ;;
+  esac
+}
+int_image () { echo "$work/luks2i-$(int_source "$1" "$2").img"; }
+make_int_image ()  # make_int_image CIPHER SECTOR
+{
+  local name img table offset tag block
+  name=$(int_source "$1" "$2") img=$(int_image "$1" "$2")
+  [ -e "$img" ] && return 0
+  table=$(manifest_field "$name" table.integrity)
+  read -r _ _ _ _ offset tag _ <<< "$table"
+  block=$(sed -n 's/.* block_size:\([0-9]*\).*/\1/p' <<< "$table")
+  [ -n "$tag" ] || die "no table.integrity for $name in the MANIFEST"
+  xz -dc "$int_data/$name.img.xz" | head -c $(( offset * 512 )) > "$img"
+  "$format_tool" --offset $(( offset * 512 )) --data-bytes "$size" \
+    --tag-size "$tag" --block-size "${block:-512}" "$img" >/dev/null \
+    || die "cannot format dm-integrity in $img"
+  manifest_field "$name" passphrase | tr -d '\n' > "$img.pw"
+}
 
 # ---- What is measured ----
 
@@ -189,6 +244,17 @@ cases=()
 for b in "${base[@]}"; do
   for l in "${libs[@]}"; do cases+=("$b $l"); done
 done
+# LUKS2 with integrity (image luks2i), once: cipher-library= does not
+# reach the AEAD, which is OpenSSL's.
+int_cases=("luks2i aes-xts-plain64/hmac-sha256 768 4096"
+           "luks2i aes-gcm-random/aead 256 512")
+[ $quick = 1 ] \
+  || int_cases+=("luks2i aes-xts-plain64/hmac-sha256 768 512")
+for b in "${int_cases[@]}"; do
+  read -r _ cipher _ sector <<< "$b"
+  make_int_image "$cipher" "$sector"
+  cases+=("$b -")
+done
 
 # OpenSSL's XTS of the same AES key size: ms of one core per GiB.
 for bits in 128 256; do
@@ -200,6 +266,27 @@ for bits in 128 256; do
          'BEGIN { printf "%.1f", 1073741824 / (k * 1000) * 1000 }')
   record openssl "" "aes-$bits-xts" "$bits" 4096 - "" "$ms" - -
   echo "bench-cpu: openssl aes-$bits-xts: $kbps kB/s, $ms ms/GiB" >&2
+done
+
+# OpenSSL's HMAC-SHA256 and AES-256-GCM at each integrity case's sector
+# size: what its MAC or AEAD alone costs one core per GiB.
+declare -A priced
+for b in "${int_cases[@]}"; do
+  read -r _ cipher _ sector <<< "$b"
+  case $cipher in
+    */hmac-sha256) what=hmac-sha256 args=(-hmac sha256) label='hmac(sha256)' ;;
+    aes-gcm-random/*) what=aes-256-gcm args=(-evp aes-256-gcm) label=aes-256-gcm ;;
+  esac
+  [ -z "${priced[$what $sector]:-}" ] || continue
+  priced[$what $sector]=1
+  kbps=$(openssl speed -seconds 1 -bytes "$sector" "${args[@]}" 2>/dev/null \
+           | awk -v c="$label" \
+               'toupper($1) == toupper(c) { sub(/k$/, "", $2); print $2 }')
+  [ -n "$kbps" ] || die "openssl speed ${args[*]} failed"
+  ms=$(awk -v k="$kbps" \
+         'BEGIN { printf "%.1f", 1073741824 / (k * 1000) * 1000 }')
+  record openssl "" "$what" 256 "$sector" - "" "$ms" - -
+  echo "bench-cpu: openssl $what at $sector bytes: $kbps kB/s, $ms ms/GiB" >&2
 done
 
 clk_tck=$(getconf CLK_TCK)
@@ -215,10 +302,15 @@ start_server ()  # start_server IMAGE CIPHER BITS SECTOR LIBRARY
   [ "${5:--}" = - ] || lib=(cipher-library="$5")
   ctl=
   case $1 in
-    luks*|plain) ctl=$sock.ctl ;;
+    luks1|luks2|plain) ctl=$sock.ctl ;;
   esac
   case $1 in
     file) set -- "${nbdkit[@]}" file "$work/raw.img" ;;
+    # The AEAD runs below the engine, whose cipher is cipher_null: the
+    # server's cipher clock does not see it (no control=, cipher "-").
+    luks2i) local img
+      img=$(int_image "$2" "$4")
+      set -- "${nbdkit[@]}" "$plugin" file="$img" passphrase=+"$img.pw" ;;
     luks*) set -- "${nbdkit[@]}" "$plugin" file="$work/$1.img" \
              passphrase=+"$pwfile" control="$ctl" "${lib[@]}" ;;
     null*)
