@@ -11,6 +11,7 @@
  * writer) writes their blocks and tags in place.  replay_journal finds
  * the committed sections after a crash by their commit ids. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,29 +541,98 @@ stamp_sections (struct integrity_dev *d, uint32_t start, uint32_t sections)
   }
 }
 
+/* Blocks that follow each other in the journal and on the device, in
+ * one area, go down as one run: their data in one write, their tags
+ * in another. */
+#define WRITE_BACK_RUN_BLOCKS 256
+
+struct run
+{
+  uint64_t first;                   /* its first block's sector */
+  uint32_t blocks;
+  uint8_t *data, *tags;             /* WRITE_BACK_RUN_BLOCKS of each */
+};
+
+static int
+run_flush (struct integrity_dev *d, struct run *run)
+{
+  int r = 0;
+
+  if (run->blocks == 0)
+    return 0;
+  r = integrity_dev_pwrite (d, run->data,
+                            (uint64_t) run->blocks * d->block_bytes,
+                            integrity_geom_data_byte (&d->g, run->first));
+  if (r == 0)
+    r = integrity_dev_pwrite (d, run->tags,
+                              (uint64_t) run->blocks * d->g.tag_size,
+                              integrity_geom_tag_byte (&d->g, run->first));
+  run->blocks = 0;
+  return r;
+}
+
+/* SECTOR's block joins RUN if it is the next block of the same area. */
+static bool
+run_extends (const struct integrity_dev *d, const struct run *run,
+             uint64_t sector)
+{
+  uint64_t next = run->first
+    + ((uint64_t) run->blocks << d->g.log2_sectors_per_block);
+
+  return run->blocks > 0 && run->blocks < WRITE_BACK_RUN_BLOCKS
+    && sector == next
+    && integrity_geom_blocks_to_area_end (&d->g, run->first) > run->blocks;
+}
+
+static int
+run_add (struct integrity_dev *d, struct run *run, uint64_t sector,
+         const uint8_t *data, const uint8_t *tag)
+{
+  int r;
+
+  if (!run_extends (d, run, sector) && (r = run_flush (d, run)) < 0)
+    return r;
+  if (run->blocks == 0)
+    run->first = sector;
+  memcpy (run->data + (size_t) run->blocks * d->block_bytes, data,
+          d->block_bytes);
+  memcpy (run->tags + (size_t) run->blocks * d->g.tag_size, tag,
+          d->g.tag_size);
+  run->blocks++;
+  return 0;
+}
+
 /* integrity_writer's do_journal_write: each entry's block and tag in
- * place, then a flush. */
+ * place, in journal order (a later entry of a block wins), then a
+ * flush. */
 static int
 write_back (struct integrity_dev *d, uint32_t start, uint32_t sections)
 {
-  for (uint32_t k = 0; k < sections; k++) {
+  struct run run = { .blocks = 0 };
+  int r = 0;
+
+  run.data = malloc ((size_t) WRITE_BACK_RUN_BLOCKS * d->block_bytes);
+  run.tags = malloc ((size_t) WRITE_BACK_RUN_BLOCKS * d->g.tag_size);
+  if (run.data == NULL || run.tags == NULL)
+    r = -ENOMEM;
+  for (uint32_t k = 0; r == 0 && k < sections; k++) {
     uint32_t i = (start + k) % d->g.journal_sections;
 
-    for (uint32_t n = 0; n < d->g.journal_section_entries; n++) {
+    for (uint32_t n = 0; r == 0 && n < d->g.journal_section_entries; n++) {
       uint8_t *je = jentry (d, i, n), *jd = jdata (d, i, n);
-      int r;
 
       if (entry_unused (je))
         continue;
       restore_last_bytes (d, jd, je);
-      r = integrity_dev_write_in_place (d, get_le64 (je), jd,
-                                        entry_tag (d, je));
-      if (r < 0)
-        return r;
+      r = run_add (d, &run, get_le64 (je), jd, entry_tag (d, je));
       entry_set_unused (je);
     }
   }
-  return integrity_dev_flush (d);
+  if (r == 0)
+    r = run_flush (d, &run);
+  free (run.data);
+  free (run.tags);
+  return r < 0 ? r : integrity_dev_flush (d);
 }
 
 int
