@@ -78,6 +78,19 @@ open_dev (struct memdev *m, char mode, bool ro, const char *hash)
   return d;
 }
 
+/* An open that may meet a crash: its failure is expected, not told. */
+static struct integrity_dev *
+integrity_open_quiet (struct memdev *m)
+{
+  struct integrity_io io = memdev_io (m);
+  struct integrity_options opt = {
+    .device_bytes = m->size, .mode = 'J', .internal_hash = "crc32c",
+  };
+  char err[256];
+
+  return integrity_open (&io, &opt, err, sizeof err);
+}
+
 static int
 write_version (struct integrity_dev *d, uint64_t b, uint32_t n, unsigned v,
                bool fua)
@@ -459,6 +472,76 @@ test_threads (void)
   free (m.buf);
 }
 
+/* The open after a crash replays the journal, writes it back and
+ * clears it; a second crash at any point of that, and the open after
+ * it must still find every block old or new, nothing flushed lost
+ * (replay_journal is idempotent: it replays what is committed until
+ * the journal is cleared).  The first crash at every 47th sector of
+ * the steps, the second at every sector of the open and close after. */
+static bool
+crash_twice (struct memdev *once, struct memdev *twice,
+             const struct history *h, uint8_t *image, int64_t budget,
+             unsigned *points)
+{
+  for (int64_t second = 0;; second++) {
+    struct integrity_dev *d;
+    bool finished;
+
+    memcpy (twice->buf, once->buf, DEV_BYTES);
+    twice->crash_budget = second;
+    twice->crashed = false;
+    twice->sectors_written = 0;
+    d = integrity_open_quiet (twice);
+    if (d != NULL && integrity_close (d) != 0)
+      d = NULL;
+    finished = !twice->crashed;
+    twice->crash_budget = -1;
+    twice->crashed = false;
+    memset (image, 0, MAX_BLOCKS * BLOCK);
+    (*points)++;
+    if (!check_after_crash (twice, false, h, image, budget))
+      return false;
+    if (finished)
+      return true;
+  }
+}
+
+static void
+test_crash_during_replay (void)
+{
+  struct memdev base, once, twice;
+  struct history h;
+  static uint8_t image[MAX_BLOCKS * BLOCK];
+  unsigned failed = 0, points = 0;
+
+  memdev_init (&base, DEV_BYTES);
+  format (&base, "crc32c", 352, false);
+  memdev_init (&once, DEV_BYTES);
+  memdev_init (&twice, DEV_BYTES);
+  for (int64_t budget = 0; failed < 3; budget += 47) {
+    bool done;
+
+    memcpy (once.buf, base.buf, DEV_BYTES);
+    once.crash_budget = budget;
+    once.crashed = false;
+    once.sectors_written = 0;
+    done = run_steps (&once, &h);
+    once.crash_budget = -1;
+    once.crashed = false;
+    if (!crash_twice (&once, &twice, &h, image, budget, &points))
+      failed++;
+    if (done)
+      break;
+  }
+  CHECK_MSG (failed == 0, "%u first crash points failed after a second",
+             failed);
+  CHECK_MSG (points > 1000, "only %u crash points", points);
+  printf ("crash points during replay: %u\n", points);
+  free (base.buf);
+  free (once.buf);
+  free (twice.buf);
+}
+
 int
 main (void)
 {
@@ -471,6 +554,7 @@ main (void)
   test_dirty_bitmap ();
   test_threads ();
   test_crash_everywhere ();
+  test_crash_during_replay ();
   if (failures)
     fprintf (stderr, "%d failures\n", failures);
   return failures != 0;
