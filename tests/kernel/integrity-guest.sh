@@ -39,16 +39,13 @@ integrity_read ()
     while [ "$off" -lt "$size" ]; do
       len=$piece
       [ $((off + len)) -gt "$size" ] && len=$((size - off))
-      if dd if="$dev" of=/tmp/integrity-piece bs="$ss" \
-            skip=$((off / ss)) count=$((len / ss)) iflag=direct \
-            2>/dev/null; then
+      if _integrity_dd "$dev" "$off" "$len"; then
         cat /tmp/integrity-piece >> "$out"
         _integrity_bad_flush
       else
         s=$off
         while [ "$s" -lt $((off + len)) ]; do
-          if dd if="$dev" of=/tmp/integrity-piece bs="$ss" \
-                skip=$((s / ss)) count=1 iflag=direct 2>/dev/null; then
+          if _integrity_dd "$dev" "$s" "$ss"; then
             cat /tmp/integrity-piece >> "$out"
             _integrity_bad_flush
           else
@@ -68,6 +65,18 @@ integrity_read ()
   dmesg | tail -n +$((n0 + 1)) \
     | grep -iE 'integrity|crypt|I/O error|critical medium' \
     | sed 's/^/dmesg /'
+}
+
+# LENGTH bytes at OFFSET of DEV into /tmp/integrity-piece, in one
+# O_DIRECT read.  busybox dd reads into a page-aligned buffer only when
+# its block is a page or more, and when an O_DIRECT read fails with
+# EINVAL (as one into an unaligned buffer does) it reads again through
+# the page cache, whose errors are whole pages: hence a 64 KiB block
+# with the offset and count in bytes.
+_integrity_dd ()  # _integrity_dd DEV OFFSET LENGTH
+{
+  dd if="$1" of=/tmp/integrity-piece bs=65536 skip="$2" count="$3" \
+     iflag=direct,skip_bytes,count_bytes 2>/dev/null
 }
 
 # Prints the run of failed bytes gathered so far, if any.
