@@ -66,13 +66,16 @@ hmac_args="--integrity hmac-sha256 --integrity-key-file /guest/hmac.key \
 
 # NAME KIND KIB FORMAT-ARGS [:: OPEN-ARGS]: KIND luks2 takes luksFormat's
 # arguments, int integritysetup format's, then open's after "::".
+xts="--cipher aes-xts-plain64" k256="--key-size 256" i=--integrity
 cases=(
-  "luks2-hmac-sha256 luks2 1792 --cipher aes-xts-plain64 --integrity hmac-sha256"
-  "luks2-hmac-sha512 luks2 2816 --cipher aes-xts-plain64 --integrity hmac-sha512"
-  "luks2-cbc-essiv-hmac luks2 1792 --cipher aes-cbc-essiv:sha256 --key-size 256 --integrity hmac-sha256"
-  "luks2-aes-gcm luks2 1792 --cipher aes-gcm-random --key-size 256 --integrity aead"
-  "luks2-chacha20-poly1305 luks2 1792 --cipher chacha20-random --key-size 256 --integrity poly1305"
-  "luks2-hmac-sha256-4k luks2 1152 --cipher aes-xts-plain64 --integrity hmac-sha256 --sector-size 4096"
+  "luks2-hmac-sha256 luks2 1792 $xts $i hmac-sha256"
+  "luks2-hmac-sha512 luks2 2816 $xts $i hmac-sha512"
+  "luks2-cbc-essiv-hmac luks2 1792 --cipher aes-cbc-essiv:sha256 $k256
+   $i hmac-sha256"
+  "luks2-aes-gcm luks2 1792 --cipher aes-gcm-random $k256 $i aead"
+  "luks2-chacha20-poly1305 luks2 1792 --cipher chacha20-random $k256
+   $i poly1305"
+  "luks2-hmac-sha256-4k luks2 1152 $xts $i hmac-sha256 --sector-size 4096"
   "int-crc32c int 4096 ::"
   "int-sha256 int 4096 --integrity sha256 :: --integrity sha256"
   "int-hmac-sha256 int 4096 $hmac_args :: $hmac_args"
@@ -86,7 +89,7 @@ cases=(
 # 64-byte tags make three, of which one commit leaves two free.
 dirty_cases=(
   "crash-crc32c int 8192 --journal-size 2097152 ::"
-  "crash-luks2-hmac-sha512 luks2 11264 --cipher aes-xts-plain64 --integrity hmac-sha512"
+  "crash-luks2-hmac-sha512 luks2 11264 $xts $i hmac-sha512"
 )
 # The variants dmcrypt is killed on.
 kill_cases="luks2-hmac-sha256 luks2-aes-gcm int-crc32c int-bitmap"
@@ -94,7 +97,7 @@ kill_cases="luks2-hmac-sha256 luks2-aes-gcm int-crc32c int-bitmap"
 declare -A kind fmt_args open_args host_args
 parse_case ()  # parse_case "NAME KIND KIB ARGS..."
 {
-  local c=$1 n k a f="" o="" seen=0 w hash=crc32c mode=""
+  local c=${1//$'\n'/ } n k a f="" o="" seen=0 w hash=crc32c mode=""
   read -r n k _ a <<<"$c"
   for w in $a; do
     if [ "$w" = "::" ]; then seen=1
@@ -108,7 +111,9 @@ parse_case ()  # parse_case "NAME KIND KIB ARGS..."
   fi
   case " $o " in *" --integrity sha256 "*) hash=sha256 ;; esac
   case " $o " in *" --integrity hmac-sha256 "*) hash="hmac(sha256)" ;; esac
-  case " $o " in *" --integrity-bitmap-mode "*) mode=integrity-mode=bitmap ;; esac
+  case " $o " in
+    *" --integrity-bitmap-mode "*) mode=integrity-mode=bitmap ;;
+  esac
   host_args[$n]="type=integrity integrity=$hash"
   [ "$hash" = "hmac(sha256)" ] \
     && host_args[$n]+=" integrity-key-file=$tmp/hmac.key"
@@ -241,7 +246,11 @@ slot_bytes ()  # slot_bytes OUTBOX SLOT SIZE OUT
   tail -c +$(( $2 * slot_mib * 1048576 + 1 )) "$1" | head -c "$3" > "$4"
 }
 # "bad OFF LEN" lines of a guest read as OFF+LEN,...
-guest_bad () { g "$1" "$2" "${3:-read}" | awk '$1 == "bad" { printf "%s%s+%s", n++ ? "," : "", $2, $3 }'; }
+guest_bad ()
+{
+  g "$1" "$2" "${3:-read}" \
+    | awk '$1 == "bad" { printf "%s%s+%s", n++ ? "," : "", $2, $3 }'
+}
 guest_dmesg () { g "$1" "$2" "${3:-read}" | sed -n 's/^dmesg //p'; }
 guest_sha () { g "$1" "$2" "${3:-read}" | sed -n 's/^sha256 //p'; }
 guest_size () { g "$1" "$2" "${3:-read}" | sed -n 's/^size //p'; }
@@ -360,11 +369,13 @@ for c in "${cases[@]}"; do
   if [ -z "$why" ]; then
     size=$(guest_size boot1/out "$name") ss=$(guest_ss boot1/out "$name")
     slot_bytes outbox1.img "${slot1[$name]}" "$size" "$name.kernel1"
-    [ "$(guest_sha boot1/out "$name")" = "$(g boot1/out "$name" fill_sha256)" ] \
+    ksha=$(guest_sha boot1/out "$name")
+    [ "$ksha" = "$(g boot1/out "$name" fill_sha256)" ] \
       || why="the kernel reads back other data than it wrote"
-    [ -z "$(guest_bad boot1/out "$name")$(guest_dmesg boot1/out "$name")" ] \
-      || why="the kernel's read failed: $(guest_bad boot1/out "$name") $(guest_dmesg boot1/out "$name" | head -n 2)"
-    [ "$(sha256_of "$name.kernel1")" = "$(guest_sha boot1/out "$name")" ] \
+    kbad=$(guest_bad boot1/out "$name")
+    msg=$(guest_dmesg boot1/out "$name" | head -n 2)
+    [ -z "$kbad$msg" ] || why="the kernel's read failed: $kbad $msg"
+    [ "$(sha256_of "$name.kernel1")" = "$ksha" ] \
       || why="the scratch drive does not hold the guest's read"
   fi
   if [ -z "$why" ]; then
@@ -514,7 +525,8 @@ for name in $kill_cases; do
     sleep 0.1
   done
   if [ ! -s kill.pid ]; then
-    kill_why[$name]="dmcrypt did not start: $(head -n 2 "$name-kill.server.log")"
+    kill_why[$name]="dmcrypt did not start: $(head -n 2 \
+                       "$name-kill.server.log")"
     wait "$wrapper"
     continue
   fi
@@ -527,7 +539,8 @@ for name in $kill_cases; do
   wait "$wrapper"
   st=$(cat kill.status 2>/dev/null)
   if ! grep -qx killed "$name-kill.log" || [ "$st" != 137 ]; then
-    kill_why[$name]="the stream did not end in SIGKILL (server exit $st): $(tail -n 2 "$name-kill.client.log" "$name-kill.server.log" | tr '\n' ' ')"
+    kill_why[$name]="the stream did not end in SIGKILL (server exit $st):\
+ $(tail -n 2 "$name-kill.client.log" "$name-kill.server.log" | tr '\n' ' ')"
     continue
   fi
   boot2_case "$name-kill" "$name" "$name-kill.img"
@@ -544,7 +557,8 @@ for c in "${dirty_cases[@]}"; do
     size=$(guest_size boot1/out "$name" before)
     ss=$(guest_ss boot1/out "$name" before)
     slot_bytes outbox1.img "${slot1[$name]}" "$size" "$name.before"
-    [ "$(sha256_of "$name.before")" = "$(guest_sha boot1/out "$name" before)" ] \
+    ksha=$(guest_sha boot1/out "$name" before)
+    [ "$(sha256_of "$name.before")" = "$ksha" ] \
       || why="the scratch drive does not hold the guest's read"
   fi
   if [ -n "$why" ]; then crash_why[$name]=$why; continue; fi
@@ -554,8 +568,9 @@ for c in "${dirty_cases[@]}"; do
   j=$(grep '^journal ' "$name.journal")
   echo "  $name: the oracle: $j"
   case $j in
-    *" not_in_data_area 0"|"") crash_why[$name]="the journal holds nothing the data area lacks: $j"
-                          continue ;;
+    *" not_in_data_area 0"|"")
+      crash_why[$name]="the journal holds nothing the data area lacks: $j"
+      continue ;;
   esac
   cp "$name.img" "$name-kernel.img"
   cp "$name.img" "$name-rw.img"
@@ -595,7 +610,8 @@ kernel2 ()  # kernel2 NAME
   local err
   err=$(g boot2/out "$1" error | head -n 1)
   [ -z "$err" ] || { echo "the guest: $err"; return; }
-  grep -qx "F $1 done" boot2/out || { echo "the guest did not finish it"; return; }
+  grep -qx "F $1 done" boot2/out \
+    || { echo "the guest did not finish it"; return; }
   slot_bytes outbox2.img "${slot2[$1]}" "$(guest_size boot2/out "$1")" \
     "$1.kernel2"
 }
@@ -604,7 +620,8 @@ kernel2_clean ()  # kernel2_clean NAME
 {
   local bad msg
   bad=$(guest_bad boot2/out "$1") msg=$(guest_dmesg boot2/out "$1" | head -n 2)
-  [ -z "$bad$msg" ] || echo "the kernel fails to read ${bad:-nothing}; dmesg: ${msg:-nothing}"
+  [ -z "$bad$msg" ] \
+    || echo "the kernel fails to read ${bad:-nothing}; dmesg: ${msg:-nothing}"
 }
 
 # ---- write -------------------------------------------------------------
@@ -627,12 +644,14 @@ for c in "${cases[@]}"; do
   [ -n "${slot2[$name-flip]:-}" ] || continue
   ss=$(guest_ss boot1/out "$name") want="${flip_at[$name]}+$ss"
   why=$(kernel2 "$name-flip")
-  # shellcheck disable=SC2086
-  [ -z "$why" ] && { dm_read "$name-flip.img" "$name.dmflip" "$ss" -r \
-                       ${host_args[$name]} \
-                     || why="dmcrypt: $(grep -m1 -i error "$name.dmflip.log")"; }
   if [ -z "$why" ]; then
-    kbad=$(guest_bad boot2/out "$name-flip") dbad=$(bad_runs "$name.dmflip.txt")
+    # shellcheck disable=SC2086
+    dm_read "$name-flip.img" "$name.dmflip" "$ss" -r ${host_args[$name]} \
+      || why="dmcrypt: $(grep -m1 -i error "$name.dmflip.log")"
+  fi
+  if [ -z "$why" ]; then
+    kbad=$(guest_bad boot2/out "$name-flip")
+    dbad=$(bad_runs "$name.dmflip.txt")
     [ "$kbad" = "$want" ] && [ "$dbad" = "$want" ] \
       || why="failed runs: kernel '$kbad', dmcrypt '$dbad', want '$want'"
   fi
@@ -652,13 +671,13 @@ for c in "${cases[@]}"; do
   if [ -z "$why" ]; then
     ks=$(guest_dmesg boot2/out "$name-flip" | named_sectors)
     ds=$(named_sectors < "$name.dmflip.log")
-    if [ -z "$ks" ] && [ -z "${first_flip:-}" ]; then
+    if [ -z "$ks" ] && [ -n "${first_flip:-}" ]; then
       echo "  $name: the kernel's log names no sector (rate-limited)"
     elif [ "$ks" != "$ds" ] || [ -z "$ds" ]; then
       why="sectors named: kernel '$ks', dmcrypt '$ds'"
     fi
   fi
-  first_flip=done
+  first_flip=seen
   verdict "flip $name" "$why"
 done
 
@@ -700,7 +719,8 @@ for i in range(0, len(old), ss):
         continue
     wrong.append(i)
 if wrong:
-    print("%d sectors neither flushed nor old nor new, first at bytes %s"
+    print("%d sectors hold neither the flushed writes nor, for those not"
+          " flushed, the old or the new bytes; the first at bytes %s"
           % (len(wrong), ",".join(map(str, wrong[:8]))))
 else:
     print("ok %d writes flushed, %d sent after, %d of their sectors new"
@@ -734,19 +754,23 @@ for c in "${dirty_cases[@]}"; do
   k=$name-kernel.kernel2
   if [ -z "$why" ]; then
     d=$(differ "$name.before" "$k" "$ss")
-    [ -z "$d" ] || why="the kernel's replay lost what it read before the crash: $d"
+    [ -z "$d" ] \
+      || why="the kernel's replay lost what it read before the crash: $d"
   fi
   if [ -z "$why" ]; then
     [ -z "$(bad_runs "$name.ro.txt")$(bad_runs "$name.rw.txt")" ] \
-      || why="dmcrypt fails to read: -r $(bad_runs "$name.ro.txt"), rw $(bad_runs "$name.rw.txt")"
+      || why="dmcrypt fails to read: -r $(bad_runs "$name.ro.txt"),\
+ rw $(bad_runs "$name.rw.txt")"
   fi
   if [ -z "$why" ]; then
     d=$(differ "$k" "$name.ro" "$ss")
-    [ -z "$d" ] || why="dmcrypt -r reads other bytes than the kernel after its replay: $d"
+    [ -z "$d" ] \
+      || why="dmcrypt -r reads other bytes than the kernel's replay: $d"
     d=$(differ "$k" "$name.rw" "$ss")
     [ -z "$d" ] || why="${why:+$why; }dmcrypt read-write reads other bytes: $d"
     d=$(differ "$k" "$name.rw-area" "$ss")
-    [ -z "$d" ] || why="${why:+$why; }dmcrypt's replay left other bytes in the data area: $d"
+    [ -z "$d" ] || why="${why:+$why; }dmcrypt's replay left other bytes\
+ in the data area: $d"
   fi
   if [ -z "$why" ]; then
     why=$(kernel2 "$name-rw")
@@ -755,7 +779,8 @@ for c in "${dirty_cases[@]}"; do
   fi
   if [ -z "$why" ]; then
     d=$(differ "$k" "$name-rw.kernel2" "$ss")
-    [ -z "$d" ] || why="the kernel reads dmcrypt's replayed image otherwise: $d"
+    [ -z "$d" ] \
+      || why="the kernel reads dmcrypt's replayed image otherwise: $d"
   fi
   verdict "crash $name" "$why"
 done
