@@ -16,7 +16,8 @@
 #                                      crypt or I/O errors
 #       and leaves the bytes in OUT (default /tmp/integrity-read.bin).
 #       A clean device is read in one pass; one that fails is read again
-#       in 64 KiB pieces, and each piece that fails sector by sector.
+#       in 1 MiB pieces, each piece that fails in 64 KiB ones, then 4 KiB,
+#       then sector by sector.
 #   integrity_facts PREFIX NAME...
 #       "PREFIX table NAME LINE" and "PREFIX status NAME LINE" of each
 #       device-mapper device NAME (dmsetup table without --showkeys).
@@ -26,8 +27,8 @@
 
 integrity_read ()
 {
-  local dev=$1 out=${2:-/tmp/integrity-read.bin} ss size n0 off len
-  local piece=65536 s bad_start=-1 bad_end=-1
+  local dev=$1 out=${2:-/tmp/integrity-read.bin} ss size n0 steps
+  local bad_start=-1 bad_end=-1
   ss=$(blockdev --getss "$dev") || return 1
   size=$(blockdev --getsize64 "$dev") || return 1
   n0=$(dmesg | wc -l)
@@ -35,32 +36,9 @@ integrity_read ()
   echo "sector_size $ss"
   if ! dd if="$dev" of="$out" bs=1M iflag=direct 2>/dev/null; then
     : > "$out"
-    off=0
-    while [ "$off" -lt "$size" ]; do
-      len=$piece
-      [ $((off + len)) -gt "$size" ] && len=$((size - off))
-      if dd if="$dev" of=/tmp/integrity-piece bs="$ss" \
-            skip=$((off / ss)) count=$((len / ss)) iflag=direct \
-            2>/dev/null; then
-        cat /tmp/integrity-piece >> "$out"
-        _integrity_bad_flush
-      else
-        s=$off
-        while [ "$s" -lt $((off + len)) ]; do
-          if dd if="$dev" of=/tmp/integrity-piece bs="$ss" \
-                skip=$((s / ss)) count=1 iflag=direct 2>/dev/null; then
-            cat /tmp/integrity-piece >> "$out"
-            _integrity_bad_flush
-          else
-            head -c "$ss" /dev/zero >> "$out"
-            [ "$bad_start" -lt 0 ] && bad_start=$s
-            bad_end=$((s + ss))
-          fi
-          s=$((s + ss))
-        done
-      fi
-      off=$((off + len))
-    done
+    steps=4096
+    [ "$ss" -lt 4096 ] && steps="4096 $ss"
+    _integrity_span "$dev" 0 "$size" 1048576 65536 $steps
     _integrity_bad_flush
     rm -f /tmp/integrity-piece
   fi
@@ -68,6 +46,44 @@ integrity_read ()
   dmesg | tail -n +$((n0 + 1)) \
     | grep -iE 'integrity|crypt|I/O error|critical medium' \
     | sed 's/^/dmesg /'
+}
+
+# Appends LENGTH bytes at OFFSET of DEV to integrity_read's $out in
+# pieces of STEP bytes; a piece that fails is read again in pieces of
+# the next STEP, and one of the last STEP (a sector) that fails is a
+# failed run, zeros in $out: a failed sector costs a read or two per
+# STEP, not one per sector of the first.
+_integrity_span ()  # _integrity_span DEV OFFSET LENGTH STEP...
+{
+  local dev=$1 at=$2 end=$(($2 + $3)) step=$4 len
+  shift 4
+  while [ "$at" -lt "$end" ]; do
+    len=$step
+    [ $((at + len)) -gt "$end" ] && len=$((end - at))
+    if _integrity_dd "$dev" "$at" "$len"; then
+      cat /tmp/integrity-piece >> "$out"
+      _integrity_bad_flush
+    elif [ $# -gt 0 ]; then
+      _integrity_span "$dev" "$at" "$len" "$@"
+    else
+      head -c "$len" /dev/zero >> "$out"
+      [ "$bad_start" -lt 0 ] && bad_start=$at
+      bad_end=$((at + len))
+    fi
+    at=$((at + len))
+  done
+}
+
+# LENGTH bytes at OFFSET of DEV into /tmp/integrity-piece, in one
+# O_DIRECT read.  busybox dd reads into a page-aligned buffer only when
+# its block is a page or more, and when an O_DIRECT read fails with
+# EINVAL (as one into an unaligned buffer does) it reads again through
+# the page cache, whose errors are whole pages: hence a 64 KiB block
+# with the offset and count in bytes.
+_integrity_dd ()  # _integrity_dd DEV OFFSET LENGTH
+{
+  dd if="$1" of=/tmp/integrity-piece bs=65536 skip="$2" count="$3" \
+     iflag=direct,skip_bytes,count_bytes 2>/dev/null
 }
 
 # Prints the run of failed bytes gathered so far, if any.
