@@ -97,9 +97,10 @@ EOF
 P=/guest/pattern.bin
 modprobe dm-integrity
 
-# Pages where it can: on dm-crypt over dm-integrity with
-# --integrity-no-wipe, 6.1 fails O_DIRECT writes of a 512-byte sector
-# (EIO) where those of a whole page succeed.
+# Pages where it can: busybox dd aligns its buffer for O_DIRECT only
+# from a page up and otherwise falls back to a buffered write, which
+# reads the rest of the page first -- on --integrity-no-wipe, sectors
+# never written, which fail (EIO).
 wr ()  # wr NAME DEV SS PATTERN_OFFSET DEVICE_OFFSET LENGTH
 {
   local bs=$3
