@@ -5,6 +5,7 @@
 
 #include <openssl/crypto.h>
 
+#include "crc32.h"
 #include "tcw.h"
 
 void
@@ -22,22 +23,6 @@ tcw_iv (const uint8_t *iv_seed, unsigned iv_bytes, uint64_t iv_sector,
     iv[i] = iv_seed[i] ^ sector[i % 8];
 }
 
-/* The kernel's "crc32" hash (crypto/crc32_generic.c): crc32_le seeded
- * with 0, not inverted at either end, written little-endian. */
-static uint32_t
-crc32_le_raw (const uint8_t *p, unsigned len)
-{
-  uint32_t crc = 0;
-  unsigned k;
-
-  while (len--) {
-    crc ^= *p++;
-    for (k = 0; k < 8; k++)
-      crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
-  }
-  return crc;
-}
-
 void
 tcw_whiten (const uint8_t *whitening, uint64_t iv_sector, uint8_t *sector)
 {
@@ -53,7 +38,9 @@ tcw_whiten (const uint8_t *whitening, uint64_t iv_sector, uint8_t *sector)
   for (i = 0; i < TCW_WHITENING_BYTES; i++)
     buf[i] = whitening[i] ^ num[i % 8];
   for (i = 0; i < TCW_WHITENING_BYTES; i += 4) {
-    crc = htole32 (crc32_le_raw (buf + i, 4));
+    /* The kernel's "crc32" (crypto/crc32_generic.c): seeded with 0,
+     * not inverted, written little-endian. */
+    crc = htole32 (crc32_le (0, buf + i, 4));
     memcpy (buf + i, &crc, 4);
   }
   for (i = 0; i < 4; i++) {

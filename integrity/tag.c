@@ -12,7 +12,7 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 
-#include "crc.h"
+#include "../crypto/crc32.h"
 #include "tag.h"
 
 enum hash_kind { HASH_CRC32C, HASH_CRC32, HASH_DIGEST, HASH_HMAC };
@@ -164,7 +164,7 @@ crc_tag (const struct integrity_hash *h, const uint8_t *salt,
          uint8_t *digest)
 {
   uint32_t (*fn) (uint32_t, const void *, size_t) =
-    h->kind == HASH_CRC32C ? integrity_crc32c_le : integrity_crc32_le;
+    h->kind == HASH_CRC32C ? crc32c_le : crc32_le;
   uint32_t crc = h->crc_seed;
 
   if (salt != NULL)

@@ -122,27 +122,10 @@ check_offset (const struct luks_unlock_params *p, const struct crypt_table *t)
   return -1;
 }
 
-int
-luks_set_cipher (struct crypt_device *cd, const struct luks_unlock_params *p,
-                 char *cipher, struct crypt_table *t)
-{
-  t->cipher = cipher;
-  t->device = strdup (luks_data_name (p));
-  if (t->cipher == NULL || t->device == NULL)
-    {
-      nbdkit_error ("luks: out of memory");
-      return -1;
-    }
-  /* Before the key: a cipher we cannot run should be named as such,
-   * not cost a PBKDF run, and never send libcryptsetup looking for a
-   * kernel crypto fallback. */
-  return sector_cipher_check_spec (t->cipher,
-                                   crypt_get_volume_key_size (cd));
-}
-
+/* t->cipher = CIPHER (taken; NULL means out of memory), t->device. */
 static int
-luks_set_authenticated_cipher (const struct luks_unlock_params *p,
-                               char *cipher, struct crypt_table *t)
+set_names (const struct luks_unlock_params *p, char *cipher,
+           struct crypt_table *t)
 {
   t->cipher = cipher;
   t->device = strdup (luks_data_name (p));
@@ -152,6 +135,19 @@ luks_set_authenticated_cipher (const struct luks_unlock_params *p,
       return -1;
     }
   return 0;
+}
+
+int
+luks_set_cipher (struct crypt_device *cd, const struct luks_unlock_params *p,
+                 char *cipher, struct crypt_table *t)
+{
+  if (set_names (p, cipher, t) == -1)
+    return -1;
+  /* Before the key: a cipher we cannot run should be named as such,
+   * not cost a PBKDF run, and never send libcryptsetup looking for a
+   * kernel crypto fallback. */
+  return sector_cipher_check_spec (t->cipher,
+                                   crypt_get_volume_key_size (cd));
 }
 
 int
@@ -176,11 +172,13 @@ luks_fill_params (struct crypt_device *cd,
       || set_length (p, luks2 ? &seg : NULL, data_size, t) == -1)
     goto out;
   /* LUKS2: the segment's cipher string as stored, which is what
-   * cryptsetup hands to the kernel.  With integrity, the cipher and its
-   * MAC are checked by whoever seals the sectors (crypto/aead.h). */
+   * cryptsetup hands to the kernel. */
   snprintf (info->integrity, sizeof info->integrity, "%s", seg.integrity);
+  /* An authenticated cipher is checked with its MAC by whoever seals
+   * the sectors (crypto/aead.h), which knows the MAC's share of the
+   * key. */
   if (seg.integrity[0] != '\0')
-    r = luks_set_authenticated_cipher (p, strdup (seg.encryption), t);
+    r = set_names (p, strdup (seg.encryption), t);
   else
     r = luks_set_cipher (cd, p, luks2 ? strdup (seg.encryption)
                                       : luks_name_mode_spec (cd), t);

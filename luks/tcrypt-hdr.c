@@ -11,6 +11,7 @@
 #include "../common/endian.h"
 #include "../common/log.h"
 #include "../crypto/cipher.h"
+#include "../crypto/crc32.h"
 #include "tcrypt.h"
 
 #define XTS "xts-plain64"
@@ -104,22 +105,9 @@ tcrypt_cipher_spec (const struct tcrypt_header *h, char *buf, size_t size)
 }
 
 uint32_t
-tcrypt_crc32_update (uint32_t crc, const uint8_t *p, size_t len)
-{
-  unsigned k;
-
-  while (len--) {
-    crc ^= *p++;
-    for (k = 0; k < 8; k++)
-      crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
-  }
-  return crc;
-}
-
-uint32_t
 tcrypt_crc32 (const uint8_t *p, size_t len)
 {
-  return ~tcrypt_crc32_update (0xffffffffu, p, len);
+  return ~crc32_le (0xffffffffu, p, len);
 }
 
 void
@@ -130,7 +118,7 @@ tcrypt_pool_add_keyfile (uint8_t *pool, size_t pool_bytes,
   size_t i, j = 0;
 
   for (i = 0; i < len; i++) {
-    crc = tcrypt_crc32_update (crc, data + i, 1);
+    crc = crc32_le (crc, data + i, 1);
     pool[j++] += crc >> 24;
     pool[j++] += crc >> 16;
     pool[j++] += crc >> 8;

@@ -105,10 +105,9 @@ size_t tcrypt_volume_key (const struct tcrypt_header *h, uint8_t *out);
 int tcrypt_cipher_spec (const struct tcrypt_header *h, char *buf,
                         size_t size);
 
-/* CRC-32 (IEEE 802.3, as zlib's crc32) of LEN bytes; the raw update
- * step, without the final inversion, that key files are mixed with. */
+/* CRC-32 (IEEE 802.3, as zlib's crc32) of LEN bytes; key files are
+ * mixed with its raw update step (crypto/crc32.h's crc32_le). */
 uint32_t tcrypt_crc32 (const uint8_t *p, size_t len);
-uint32_t tcrypt_crc32_update (uint32_t crc, const uint8_t *p, size_t len);
 
 /* Key files: TrueCrypt's pool is 64 bytes, VeraCrypt's 128 when the
  * passphrase is longer than 64 bytes.  Only the first

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../crypto/cipher.h"
+#include "../../crypto/crc32.h"
 #include "../../luks/tcrypt.h"
 #include "check.h"
 
@@ -199,7 +200,7 @@ test_crc_and_pool (void)
     size_t i, j = 0;
 
     for (i = 0; i < sizeof data; i++) {
-      crc = tcrypt_crc32_update (crc, data + i, 1);
+      crc = crc32_le (crc, data + i, 1);
       again[j % 64] += crc >> 24;
       again[(j + 1) % 64] += crc >> 16;
       again[(j + 2) % 64] += crc >> 8;

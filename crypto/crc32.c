@@ -5,7 +5,7 @@
  * kernel's crc32_le) and 0x82f63b78 (Castagnoli, its crc32c). */
 #include <pthread.h>
 
-#include "crc.h"
+#include "crc32.h"
 
 static uint32_t table_ieee[8][256], table_castagnoli[8][256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
@@ -57,14 +57,14 @@ crc_update (const uint32_t t[8][256], uint32_t crc, const uint8_t *p,
 }
 
 uint32_t
-integrity_crc32_le (uint32_t crc, const void *buf, size_t len)
+crc32_le (uint32_t crc, const void *buf, size_t len)
 {
   pthread_once (&tables_once, make_tables);
   return crc_update (table_ieee, crc, buf, len);
 }
 
 uint32_t
-integrity_crc32c_le (uint32_t crc, const void *buf, size_t len)
+crc32c_le (uint32_t crc, const void *buf, size_t len)
 {
   pthread_once (&tables_once, make_tables);
   return crc_update (table_castagnoli, crc, buf, len);
