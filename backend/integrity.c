@@ -200,13 +200,26 @@ sealed_discard (struct backend *b, uint64_t count, uint64_t offset)
   return -1;
 }
 
+int
+backend_integrity_finish (struct backend *b)
+{
+  struct sealed *s = b->priv;
+  int r = 0;
+
+  if (s->dev != NULL && integrity_close (s->dev) != 0) {
+    nbdkit_error ("integrity: the journal could not be written back");
+    r = -1;
+  }
+  s->dev = NULL;
+  return r;
+}
+
 static void
 sealed_close (struct backend *b)
 {
   struct sealed *s = b->priv;
 
-  if (integrity_close (s->dev) != 0)
-    nbdkit_error ("integrity: the journal could not be written back");
+  backend_integrity_finish (b);
   if (s->aead)
     aead_sector_free (s->aead);
   backend_close (s->lower);

@@ -35,6 +35,12 @@ struct backend *backend_integrity_wrap (struct backend *lower,
                                         struct integrity_dev *dev,
                                         struct aead_sector *aead);
 
+/* Closes B's dm-integrity device (its journal committed, written back
+ * and cleared) while the image is still locked, before B itself is
+ * closed; no request may come after.  Returns 0, or -1 after
+ * nbdkit_error.  Closing B without it does the same. */
+int backend_integrity_finish (struct backend *b);
+
 /* The dm-integrity device of B (made by backend_integrity_wrap). */
 const struct integrity_dev *backend_integrity_dev (const struct backend *b);
 

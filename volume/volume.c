@@ -11,6 +11,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "../backend/integrity.h"
 #include "../backend/trace.h"
 #include "internal.h"
 
@@ -114,6 +115,9 @@ volume_close (struct dmcrypt_volume *v)
   bool filter = v->filter;
 
   dm_free (v->dm);
+  /* Its journal is written back while the image is still ours. */
+  if (v->integrity)
+    backend_integrity_finish (v->integrity);
   image_close (v);
   backend_close (v->backend);
   crypt_table_free (&v->table);
