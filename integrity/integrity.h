@@ -37,6 +37,10 @@ struct integrity_options {
 
 struct integrity_dev;
 
+/* True when BUF (LEN bytes, at least 8) starts with dm-integrity's
+ * superblock magic, "integrt". */
+bool integrity_sb_has_magic (const uint8_t *buf, size_t len);
+
 struct integrity_dev *integrity_open (const struct integrity_io *io,
                                       const struct integrity_options *opt,
                                       char *err, size_t errlen);

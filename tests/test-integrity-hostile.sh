@@ -58,6 +58,11 @@ xz -dc "$integrity_data/$(field "$line" file)" > luks.img || fail "xz -d"
 poke luks.img $((1088 * 512 + 10)) H 28
 expect_refused "LUKS2 over a 28-byte-tag superblock" "tag" \
   "$tmp/luks.img" passphrase=+"$tmp/pw"
+# A dm-integrity device opened as if it were LUKS: named, not tried.
+printf 'x' > pwx
+expect_refused "a dm-integrity device without type=integrity" \
+  "dm-integrity superblock.*type=integrity" "$tmp/clean.img" \
+  passphrase=+"$tmp/pwx"
 # Parameters that do not go together.
 expect_refused "integrity= without type=integrity" "type=integrity" \
   "$tmp/clean.img" integrity=sha256

@@ -200,6 +200,16 @@ stack_alone (struct dmcrypt_volume *v)
   return 0;
 }
 
+bool
+integrity_superblock_at_start (struct dmcrypt_volume *v)
+{
+  uint8_t head[8];
+
+  return v->backend->size >= sizeof head
+    && backend_pread (v->backend, head, sizeof head, 0) == 0
+    && integrity_sb_has_magic (head, sizeof head);
+}
+
 int
 integrity_stack (struct dmcrypt_volume *v)
 {

@@ -27,6 +27,9 @@ int table_make (struct dmcrypt_volume *v);
  * backend put over it (V->backend, V->integrity); V->table becomes the
  * table over it.  Nothing without.  Returns 0 or -1 after nbdkit_error. */
 int integrity_stack (struct dmcrypt_volume *v);
+/* The image starts with a dm-integrity superblock (integritysetup's
+ * device, which has no LUKS header to find). */
+bool integrity_superblock_at_start (struct dmcrypt_volume *v);
 
 /* lab.c: device=... checked, and the simulated device put over the
  * image (V->backend), its clock given to the trace. */

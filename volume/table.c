@@ -197,6 +197,12 @@ make_table (struct dmcrypt_volume *v, bool plain)
     return table_from_loopaes (v);
   if (v->params.type == VT_INTEGRITY)
     return table_for_integrity (v);
+  if (!plain && !v->params.type_given && integrity_superblock_at_start (v)) {
+    nbdkit_error ("%s has a dm-integrity superblock and no LUKS header: "
+                  "open it with type=integrity (as integritysetup open)",
+                  v->image);
+    return -1;
+  }
   if (!plain)
     return unlock_luks (v);
   if ((v->params.table ? crypt_table_parse (v->params.table, &v->table)
