@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static int failures __attribute__ ((unused));
 static unsigned checks __attribute__ ((unused));
@@ -34,6 +36,28 @@ check_at (bool ok, const char *file, int line, const char *fmt, ...)
   fputc ('\n', stderr);
   return false;
 }
+/* The source tree's top, TOP, from this test's own path
+ * (TOP/tests/unit/test-NAME), into TOP (SIZE bytes): the tests find
+ * their data (tests/data, fuzz/) from there.  False when the path
+ * cannot be read. */
+static inline bool __attribute__ ((unused))
+check_topdir (char *top, size_t size)
+{
+  ssize_t n = readlink ("/proc/self/exe", top, size - 1);
+
+  if (n <= 0)
+    return false;
+  top[n] = '\0';
+  for (int up = 0; up < 3; up++) {
+    char *slash = strrchr (top, '/');
+
+    if (slash == NULL)
+      return false;
+    *slash = '\0';
+  }
+  return true;
+}
+
 #define check_that(ok, ...) check_at ((ok), __FILE__, __LINE__, __VA_ARGS__)
 #define CHECK_MSG(cond, ...) ((void) check_that ((cond), __VA_ARGS__))
 

@@ -45,16 +45,11 @@ struct sector
 static bool
 find_vectors (char *path, size_t len)
 {
-  char exe[4096];
-  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
-  int up;
+  char top[4096];
 
-  if (n <= 0)
+  if (!check_topdir (top, sizeof top))
     return false;
-  exe[n] = '\0';
-  for (up = 0; up < 3 && strrchr (exe, '/') != NULL; up++)
-    *strrchr (exe, '/') = '\0';          /* drop tests/unit/test-aead-... */
-  snprintf (path, len, "%s/tests/data/aead-vectors.txt", exe);
+  snprintf (path, len, "%s/tests/data/aead-vectors.txt", top);
   return access (path, R_OK) == 0;
 }
 

@@ -590,19 +590,14 @@ static const struct { const char *image, *spec, *key; } luks1_images[] = {
 static bool
 find_testdata (char *dir, size_t len)
 {
-  char exe[4096];
-  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
-  int up;
+  char top[4096];
 
-  if (n <= 0)
+  if (!check_topdir (top, sizeof top))
     return false;
-  exe[n] = '\0';
-  for (up = 0; up < 3 && strrchr (exe, '/') != NULL; up++)
-    *strrchr (exe, '/') = '\0';            /* drop tests/unit/test-cipher */
-  snprintf (dir, len, "%s/tests/data/testdata/cryptsetup", exe);
+  snprintf (dir, len, "%s/tests/data/testdata/cryptsetup", top);
   if (access (dir, R_OK) == 0)
     return true;
-  snprintf (dir, len, "%s/../shared/testdata/cryptsetup", exe);
+  snprintf (dir, len, "%s/../shared/testdata/cryptsetup", top);
   return access (dir, R_OK) == 0;
 }
 

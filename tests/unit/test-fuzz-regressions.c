@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../fuzz/fuzz.h"
+#include "check.h"
 
 static const struct
 {
@@ -90,16 +91,11 @@ replay_dir (size_t t, const char *dir)
 static void
 fuzz_dir (char *out, size_t len)
 {
-  char self[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
-  int i;
+  char top[PATH_MAX];
 
-  if (n <= 0)
+  if (!check_topdir (top, sizeof top))
     abort ();
-  self[n] = '\0';
-  for (i = 0; i < 3 && strrchr (self, '/'); i++)
-    *strrchr (self, '/') = '\0';
-  snprintf (out, len, "%s/fuzz", self);
+  snprintf (out, len, "%s/fuzz", top);
 }
 
 static int

@@ -286,13 +286,8 @@ int
 main (void)
 {
   char top[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", top, sizeof top - 1);
-  int i;
 
-  REQUIRE (n > 0, "readlink /proc/self/exe");
-  top[n] = '\0';
-  for (i = 0; i < 3 && strrchr (top, '/'); i++)   /* TOP/tests/unit/x */
-    *strrchr (top, '/') = '\0';
+  REQUIRE (check_topdir (top, sizeof top), "readlink /proc/self/exe");
   test_plist ();
   if (!load_image (top)) {
     printf ("SKIP: fvault2-images.tar.xz is in neither tests/data nor "

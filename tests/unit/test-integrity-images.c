@@ -288,14 +288,10 @@ main (void)
 {
   char top[PATH_MAX], manifest[sizeof dir + 16];
   const char *env = getenv ("DMCRYPT_INTEGRITY_IMAGES");
-  ssize_t n = readlink ("/proc/self/exe", top, sizeof top - 1);
   FILE *fp;
   unsigned images;
 
-  REQUIRE (n > 0, "readlink /proc/self/exe");
-  top[n] = '\0';
-  for (int i = 0; i < 3 && strrchr (top, '/'); i++)   /* TOP/tests/unit/x */
-    *strrchr (top, '/') = '\0';
+  REQUIRE (check_topdir (top, sizeof top), "readlink /proc/self/exe");
   if (env)
     snprintf (dir, sizeof dir, "%s", env);
   else
