@@ -5,10 +5,12 @@
  * image's backend, its sectors sealed and opened by the backend the
  * engine then uses (backend/integrity.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -200,14 +202,22 @@ stack_alone (struct dmcrypt_volume *v)
   return 0;
 }
 
+/* From what libcryptsetup reads (the image, or the filter's copy of
+ * its head), never through the stack: a simulated device under it
+ * serves nothing before its threads start. */
 bool
 integrity_superblock_at_start (struct dmcrypt_volume *v)
 {
   uint8_t head[8];
+  int fd = v->data_path ? open (v->data_path, O_RDONLY | O_CLOEXEC) : -1;
+  bool found;
 
-  return v->backend->size >= sizeof head
-    && backend_pread (v->backend, head, sizeof head, 0) == 0
+  if (fd == -1)
+    return false;
+  found = pread (fd, head, sizeof head, 0) == (ssize_t) sizeof head
     && integrity_sb_has_magic (head, sizeof head);
+  close (fd);
+  return found;
 }
 
 int
