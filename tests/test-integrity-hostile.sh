@@ -63,6 +63,8 @@ printf 'x' > pwx
 expect_refused "a dm-integrity device without type=integrity" \
   "dm-integrity superblock.*type=integrity" "$tmp/clean.img" \
   passphrase=+"$tmp/pwx"
+expect_refused "dm-integrity under the lab's device" "device=hdd" \
+  "$tmp/clean.img" type=integrity device=hdd
 # Parameters that do not go together.
 expect_refused "integrity= without type=integrity" "type=integrity" \
   "$tmp/clean.img" integrity=sha256

@@ -223,6 +223,16 @@ integrity_superblock_at_start (struct dmcrypt_volume *v)
 int
 integrity_stack (struct dmcrypt_volume *v)
 {
+  bool wanted = v->params.type == VT_INTEGRITY
+    || (v->is_luks && v->luks.integrity[0] != '\0');
+
+  /* The lab's device serves nothing before nbdkit forks, and its
+   * experiments model dm-crypt alone. */
+  if (wanted && v->params.device && strcmp (v->params.device, "none") != 0) {
+    nbdkit_error ("device=%s: the lab models dm-crypt alone, not over "
+                  "dm-integrity", v->params.device);
+    return -1;
+  }
   if (v->params.type == VT_INTEGRITY)
     return stack_alone (v);
   if (v->is_luks && v->luks.integrity[0] != '\0')
