@@ -94,20 +94,21 @@ check_range (const struct sealed *s, size_t count, uint64_t offset)
   return 0;
 }
 
-/* Opens each sealed sector of CIPHER into PLAIN, all of them checked
+/* Opens each sealed sector of DATA in place, all of them checked
  * even after a failure so that each bad sector is counted. */
 static int
-open_sectors (struct sealed *s, uint8_t *plain, const uint8_t *cipher,
-              const uint8_t *tags, size_t nsectors, uint64_t first)
+open_sectors (struct sealed *s, uint8_t *data, const uint8_t *tags,
+              size_t nsectors, uint64_t first)
 {
   uint64_t sector;
   size_t i;
   int r = 0;
 
   for (i = 0; i < nsectors; i++) {
+    uint8_t *p = data + i * s->sector_bytes;
+
     sector = (first + i) * (s->sector_bytes / 512);
-    if (aead_sector_decrypt (s->aead, sector, cipher + i * s->sector_bytes,
-                             plain + i * s->sector_bytes,
+    if (aead_sector_decrypt (s->aead, sector, p, p,
                              tags + i * s->tag_bytes) == 0)
       continue;
     note_failure (s, sector);
@@ -116,29 +117,25 @@ open_sectors (struct sealed *s, uint8_t *plain, const uint8_t *cipher,
   return r;
 }
 
+/* The ciphertext is read into BUF and opened there, in place. */
 static int
 sealed_pread (struct backend *b, void *buf, size_t count, uint64_t offset)
 {
   struct sealed *s = b->priv;
   size_t n = count / s->sector_bytes;
   uint64_t first = offset / s->sector_bytes, bad = 0;
-  uint8_t *tags = NULL, *cipher = NULL;
+  uint8_t *tags = NULL;
   int r;
 
   if (check_range (s, count, offset) == -1)
     return -1;
-  if (s->aead && ((tags = malloc (n * s->tag_bytes)) == NULL
-                  || (cipher = malloc (count)) == NULL)) {
-    free (tags);
+  if (s->aead && (tags = malloc (n * s->tag_bytes)) == NULL)
     return -1;
-  }
-  r = integrity_read (s->dev, first, n, s->aead ? cipher : buf, tags, &bad);
+  r = integrity_read (s->dev, first, n, buf, tags, &bad);
   if (r == -EILSEQ && s->aead == NULL)
     note_failure (s, bad * (s->sector_bytes / 512));
-  else if (r == 0 && s->aead
-           && open_sectors (s, buf, cipher, tags, n, first) == -1)
+  else if (r == 0 && s->aead && open_sectors (s, buf, tags, n, first) == -1)
     r = -EILSEQ;
-  free (cipher);
   free (tags);
   if (r == -EILSEQ)
     memset (buf, 0, count);
