@@ -112,6 +112,12 @@ int luks_header_needs (const unsigned char *head, size_t n,
  * errno when PATH cannot be read.  Only the first 512 bytes are read. */
 int luks_probe_format (const char *path, enum luks_type *type);
 
+/* Returns 1 when PATH starts with a format that looks like LUKS but is
+ * not a volume on its own (a Ceph RBD clone's header), with WHAT saying
+ * what it is and how it opens, 0 when it does not, -1 with errno when
+ * PATH cannot be read.  Only the first 8 bytes are read. */
+int luks_lookalike (const char *path, char *what, size_t what_size);
+
 /* A format's name for messages ("FileVault2") and its type= value
  * ("fvault2"). */
 const char *luks_format_name (enum luks_type type);

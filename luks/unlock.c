@@ -178,6 +178,19 @@ report_truncated (const struct luks_unlock_params *p)
   return true;
 }
 
+/* A look-alike (luks_lookalike) is named before libcryptsetup says
+ * only "not a LUKS device".  Returns true after the error line. */
+static bool
+report_lookalike (const struct luks_unlock_params *p)
+{
+  char what[256];
+
+  if (luks_lookalike (header_path (p), what, sizeof what) != 1)
+    return false;
+  nbdkit_error ("%s: %s", header_name (p), what);
+  return true;
+}
+
 /* Loads whatever LUKS version is there, then compares with the one asked
  * for: crypt_load with a version would fail without saying why. */
 static int
@@ -190,6 +203,8 @@ load_header (struct crypt_device *cd, const struct luks_unlock_params *p)
     return fvault2_load (cd, p);
   if (p->type == LUKS_BITLK)
     return bitlk_load (cd, p);
+  if (report_lookalike (p))
+    return -1;
   r = crypt_load (cd, CRYPT_LUKS, NULL);
   if (r < 0)
     {

@@ -169,6 +169,28 @@ bad plain-over-luks-header 'LUKS header that this plain mapping would overwrite.
 bad plain-table-over-luks-header 'LUKS header.*overwrite' "$tmp/luks2.img" \
   "${L2[@]}" table="0 $sectors crypt aes-xts-plain64 $xts_key 0 x 0"
 
+# Ceph RBD clones (librbd's crypto/luks/Magic.cc): "RBDL" for "LUKS" at
+# the start and, for LUKS2, "LDBR" for "SKUL" at the secondary header
+# (hdr_size bytes in), so that libcryptsetup finds neither copy.
+cp "$tmp/luks2.img" "$tmp/rbd2.img"; cp "$tmp/luks1.img" "$tmp/rbd1.img"
+printf RBDL | dd of="$tmp/rbd2.img" conv=notrunc status=none
+printf LDBR | dd of="$tmp/rbd2.img" bs=1 seek=16384 conv=notrunc status=none
+printf RBDL | dd of="$tmp/rbd1.img" conv=notrunc status=none
+rbd_line="a Ceph RBD clone's encryption header (magic RBDL, LUKS2): its \
+data mixes the clone's key and its parent image's, so it opens only \
+through librbd with the parent (rbd encryption load, or qemu's rbd \
+driver), not as a LUKS volume"
+bad_exactly rbd-clone-luks2 "nbdkit: error: FILE: $rbd_line" "$tmp/rbd2.img" \
+  file="$tmp/rbd2.img" passphrase=+"$tmp/pw"
+bad rbd-clone-luks1 "Ceph RBD clone's encryption header \(magic RBDL, LUKS1\)" \
+  "$tmp/rbd1.img" file="$tmp/rbd1.img" passphrase=+"$tmp/pw"
+bad rbd-clone-type-luks2 'Ceph RBD clone.*parent' "$tmp/rbd2.img" \
+  file="$tmp/rbd2.img" passphrase=+"$tmp/pw" type=luks2
+bad rbd-clone-detached 'Ceph RBD clone.*parent' "$tmp/rbd2.img" \
+  file="$tmp/luks2.img" header="$tmp/rbd2.img" passphrase=+"$tmp/pw"
+bad plain-over-rbd-clone 'Ceph RBD clone.*plain mapping would overwrite.*type=plain' \
+  "$tmp/rbd2.img" file="$tmp/rbd2.img" cipher=aes-xts-plain64 key="$xts_key"
+
 # --- numbers --------------------------------------------------------------
 # Every numeric parameter is read by dmcrypt, whose refusal names the
 # parameter and the value (nbdkit's own parsers name neither).

@@ -151,6 +151,7 @@ check_plain_over_header (const struct dmcrypt_volume *v)
 {
   enum luks_type found;
   uint64_t data_offset;
+  char what[256];
   int r;
 
   if (v->params.type_given)
@@ -161,6 +162,12 @@ check_plain_over_header (const struct dmcrypt_volume *v)
                   "overwrite: open it with type=%s, or give type=plain "
                   "to map it anyway", v->image,
                   luks_format_name (found), luks_format_param (found));
+    return -1;
+  }
+  if (luks_lookalike (v->data_path, what, sizeof what) == 1) {
+    nbdkit_error ("%s has %s; this plain mapping would overwrite its "
+                  "header: give type=plain to map it anyway", v->image,
+                  what);
     return -1;
   }
   r = luks_probe_header (v->data_path, &data_offset);
