@@ -133,8 +133,9 @@ kernel_fetch ()
 }
 
 # The host programs the guest gets, with busybox for everything else.
+# GNU timeout: busybox's rounds fractions of a second up to whole ones.
 kernel_programs=(cryptsetup dmsetup mkfs.ext4 e2fsck nbd-client kmod
-                 blockdev integritysetup)
+                 blockdev integritysetup timeout)
 # The modules the guest may load (with what they depend on): all of the
 # crypto API, so that the kernel finds any cipher a table names.
 kernel_module_dirs=(kernel/crypto kernel/arch/x86/crypto kernel/lib)
