@@ -115,14 +115,16 @@ interrupt ()  # interrupt NAME HEADER [cryptsetup args...]
   say "$name" "state $s"
   [ "$s" = mid ]
 }
-open_read ()  # open_read NAME DEV [cryptsetup args...]: sha and table
+# The sha256 is of the first $limit bytes when it is set.
+open_read ()  # open_read NAME DEV WHAT [cryptsetup args...]: sha, table
 {
   local name=$1 d=$2 what=$3
   shift 3
   cryptsetup open --disable-keyring --key-file /guest/pw "$@" "$d" "$name" \
     2>/tmp/err || { say "$name" "error open: $(tail -n 1 /tmp/err)"; return 1; }
   say "$name" "$what-size $(blockdev --getsize64 /dev/mapper/$name)"
-  say "$name" "$what-sha $(sha256sum < /dev/mapper/$name | cut -d' ' -f1)"
+  say "$name" "$what-sha $(head -c "${limit:-$(blockdev --getsize64 \
+    /dev/mapper/$name)}" /dev/mapper/$name | sha256sum | cut -d' ' -f1)"
   dmsetup table --showkeys "$name" | sed "s/^/$name: $what-table /"
   cryptsetup close "$name" || say "$name" "error close"
 }
@@ -214,7 +216,7 @@ serve ()
 
 npass=0 nfail=0
 verdict () { kernel_verdict "$@"; }
-declare -A ok expect
+declare -A ok expect size_of
 for c in "${cases[@]}"; do
   read -r name _ _ <<<"$c"
   why=""
@@ -274,7 +276,7 @@ h.flush(); h.shutdown()" "$uri" && nbdcopy "$uri" '"$name.after"'' \
   fi
   verdict "C $name: dmcrypt writes across the boundary at $boundary" "$why"
   [ -z "$why" ] || continue
-  ok[$name]=1 expect[$name]=$(sha256_of "$name.expect")
+  ok[$name]=1 expect[$name]=$(sha256_of "$name.expect") size_of[$name]=$size
 done
 
 # ---- Boot 2: the kernel reads dmcrypt's writes, then finishes ---------
@@ -294,7 +296,9 @@ EOF
     if [ "$name" = decrypt-detached ]; then
       echo "say $name \"final-sha \$(sha256sum < $d | cut -d' ' -f1)\""
     else
-      echo "open_read $name $d final $hargs"
+      # A data shift's volume grows by the shift once finished: the
+      # bytes mid-way were its start.
+      echo "limit=${size_of[$name]}; open_read $name $d final $hargs; limit="
     fi
     echo "say $name end"
   done
@@ -323,7 +327,8 @@ for name in ${ok[@]+"${!ok[@]}"}; do
   if [ "$name" = decrypt-detached ]; then
     back=$(sha256_of "$name.img")
   else
-    back=$(serve "$name" 'nbdcopy "$uri" - | sha256sum | cut -d" " -f1' -r \
+    back=$(serve "$name" 'nbdcopy "$uri" - | head -c '"${size_of[$name]}"' |
+                          sha256sum | cut -d" " -f1' -r \
              2> "$name.err") || why="F: dmcrypt: $(grep -m1 -i error "$name.err")"
   fi
   [ -n "$why" ] || [ "$back" = "${expect[$name]}" ] \
