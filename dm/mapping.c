@@ -130,6 +130,10 @@ dm_set_segment_tables (struct dm_mapping *m, const struct segment_list *l,
   if (second) {
     m->second.table = *second;
     memset (second, 0, sizeof *second);
+    /* The stack's logical block is its largest target's (dm-table.c,
+     * dm_calculate_queue_limits). */
+    if (m->second.table.sector_size > m->live.table.sector_size)
+      atomic_store (&m->gate.sector_size, m->second.table.sector_size);
   }
   m->segments = *l;
   return 0;
