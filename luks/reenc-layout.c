@@ -245,7 +245,10 @@ table_for (struct reenc_layout *l, const struct json_seg *s, char *why,
   snprintf (t->cipher, sizeof t->cipher, "%s",
             s->linear ? "cipher_null-ecb" : s->cipher);
   t->sector_size = s->sector_size;
-  t->offset = s->offset / SECTOR_BYTES;
+  /* The linear table is the whole device as itself: an encryption with
+   * a data shift maps two linear pieces, the moved one last on the
+   * device but first in the volume. */
+  t->offset = s->linear ? 0 : s->offset / SECTOR_BYTES;
   t->iv_offset = s->linear ? 0 : s->iv_tweak;
   return (int) l->n_tables++;
 }
@@ -297,6 +300,9 @@ place (struct reenc_layout *l, const struct json_seg *segs, unsigned count,
     if (end > l->tables[t].length)
       l->tables[t].length = end;
   }
+  /* The targets make the device: with no dynamic segment, their sum
+   * (dm_create_device maps the targets, whatever size was checked). */
+  l->length = start;
   l->segments.count = count;
   l->tables[0].length = l->length;
   for (i = 0; i < l->n_tables; i++) {
