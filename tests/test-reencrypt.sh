@@ -26,7 +26,8 @@ in_reencryption () { cryptsetup luksDump "$@" 2>/dev/null | grep -q 'online-reen
 crashed () { cryptsetup luksDump --dump-json-metadata "$@" 2>/dev/null | grep -q 'in-reencryption'; }
 
 # interrupt SIGNAL STATE-TEST SAVED IMG [--header HDR] -- reencrypt-args:
-# runs cryptsetup reencrypt on a fresh copy of SAVED (and SAVED.hdr)
+# runs cryptsetup reencrypt on a fresh copy of SAVED (and SAVED.hdr, if
+# there is one)
 # until a SIGNAL after some delay leaves the header in STATE.
 interrupt ()
 {
@@ -37,7 +38,9 @@ interrupt ()
   args=("$@")
   for delay in 0.4 0.5 0.6 0.7 0.8 0.9 1.0 0.3 1.2 0.25 1.5 0.2 2 0.15 3 0.1 4; do
     cp --sparse=always "$saved" "$img"
-    [ ${#hdr[@]} -eq 0 ] || cp "$saved.hdr" "${hdr[1]}"
+    # --encrypt --header makes the header file: it must not exist.
+    [ ${#hdr[@]} -eq 0 ] || rm -f "${hdr[1]}"
+    [ ! -e "$saved.hdr" ] || cp "$saved.hdr" "${hdr[1]}"
     timeout -s "$sig" "$delay" cryptsetup reencrypt --batch-mode \
       --force-offline-reencrypt "${KDF[@]}" --hotzone-size 64k \
       --key-file pw "${hdr[@]}" "${args[@]}" "$img" >/dev/null 2>&1
@@ -179,7 +182,6 @@ after encrypt-shift enc.plain $((IMG_BYTES - 16 * 1024 * 1024)) file=e.img \
 echo "encryption: --header"
 random_file saved-det.img $IMG_BYTES
 cp saved-det.img det.plain
-truncate -s 0 saved-det.img.hdr
 interrupt INT in_reencryption saved-det.img d.img --header d.hdr -- \
   --encrypt --type luks2 -c aes-xts-plain64 -s 512
 check_mid encrypt-detached d.img det.plain "crypt.*linear|linear.*crypt" \
