@@ -121,7 +121,7 @@ int luks_read_secret (struct crypt_device *cd,
  * enum crypt_table_flag. */
 unsigned luks2_activation_flags (struct crypt_device *cd);
 
-/* reenc-unlock.c: a LUKS2 header in re-encryption (reenc.h): returns 0
+/* luks2-reenc.c: a LUKS2 header in re-encryption (reenc.h): returns 0
  * when it is not (nothing filled), 1 with T (the first segment's table,
  * with its key) and INFO (the segments and the second table) filled as
  * cryptsetup 2.6.1 activates it, -1 after nbdkit_error. */
