@@ -132,7 +132,7 @@ crypt_table_format (const struct crypt_table *t, bool showkeys,
   struct segment_list one = {
     .count = 1,
     .seg[0] = { SEGMENT_CRYPT, t->start, t->length, t->offset,
-                t->iv_offset },
+                t->iv_offset, 0 },
   };
 
   return segment_list_format (&one, t, showkeys, device);
