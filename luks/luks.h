@@ -88,7 +88,8 @@ struct luks_info
  * (INFO's segments and second table; every volume key unlocked from
  * the one secret).  Refuses, with a one-line nbdkit_error, a
  * re-encryption that crashed (recovery is cryptsetup repair's) and
- * unknown requirements (integrity: see struct luks_info).  A FileVault2 volume gives the table of its logical
+ * unknown requirements (integrity: see struct luks_info).  A FileVault2
+ * volume gives the table of its logical
  * volume and has no keyslots (KEY_SLOT must be -1; INFO->key_slot is
  * 0, as cryptsetup says).  Returns 0 or -1. */
 int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,

@@ -55,8 +55,8 @@ int reenc_layout_parse (const char *json, uint64_t device_bytes,
 
 /* What the reencrypt keyslot's digest covers
  * (lib/luks2/luks2_reencrypt_digest.c, reencrypt_assembly_verification
- * _data, 2.6.1): VERSION (struct reenc_layout's) as a byte, the old and new volume keys (a key
- * absent: KEY NULL), the reencrypt keyslot's parameters and the backup
+ * _data, 2.6.1): VERSION (struct reenc_layout's) as a byte, the old
+ * and new volume keys (a key absent: KEY NULL), the reencrypt keyslot's parameters and the backup
  * segments.  *DATA is secmem of *DATA_BYTES (free with secmem_free).
  * Returns 0, or -1 with WHY. */
 int reenc_verification_data (const char *json, int version,

@@ -22,8 +22,15 @@ IMG_BYTES=$((160 * 1024 * 1024))
 KDF=(--pbkdf pbkdf2 --pbkdf-force-iterations 1000)
 printf %s "reenc-pw" > pw
 
-in_reencryption () { cryptsetup luksDump "$@" 2>/dev/null | grep -q 'online-reencrypt'; }
-crashed () { cryptsetup luksDump --dump-json-metadata "$@" 2>/dev/null | grep -q 'in-reencryption'; }
+in_reencryption ()
+{
+  cryptsetup luksDump "$@" 2>/dev/null | grep -q 'online-reencrypt'
+}
+crashed ()
+{
+  cryptsetup luksDump --dump-json-metadata "$@" 2>/dev/null \
+    | grep -q 'in-reencryption'
+}
 
 # interrupt SIGNAL STATE-TEST SAVED IMG [--header HDR] -- reencrypt-args:
 # runs cryptsetup reencrypt on a fresh copy of SAVED (and SAVED.hdr, if
@@ -36,7 +43,8 @@ interrupt ()
   [ "${1:-}" = --header ] && { hdr=(--header "$2"); shift 2; }
   shift                                     # --
   args=("$@")
-  for delay in 0.4 0.5 0.6 0.7 0.8 0.9 1.0 0.3 1.2 0.25 1.5 0.2 2 0.15 3 0.1 4; do
+  for delay in 0.4 0.5 0.6 0.7 0.8 0.9 1.0 0.3 1.2 0.25 1.5 0.2 2 0.15 \
+               3 0.1 4; do
     cp --sparse=always "$saved" "$img"
     # --encrypt --header makes the header file: it must not exist.
     [ ${#hdr[@]} -eq 0 ] || rm -f "${hdr[1]}"
@@ -52,7 +60,10 @@ interrupt ()
   fail "cryptsetup reencrypt ${args[*]} never stopped in the middle"
 }
 
-dm_write () { serve_dmcrypt "nbdcopy -- $1 \$uri" "${@:2}" || fail "write $1"; }
+dm_write ()
+{
+  serve_dmcrypt "nbdcopy -- $1 \$uri" "${@:2}" || fail "write $1"
+}
 dm_read ()
 {
   serve_dmcrypt "nbdcopy -- \$uri $1" "${@:2}" 2>"$1.log" \
@@ -66,8 +77,16 @@ write_across ()  # write_across AT EXPECT plugin-args...
 {
   local at=$(( $1 - 512 * 1024 )) expect=$2; shift 2
   random_file across.bin $((1024 * 1024))
-  serve_dmcrypt "$PY -c 'import nbd,sys; h=nbd.NBD(); h.connect_uri(sys.argv[1]); h.pwrite(open(\"across.bin\",\"rb\").read(), $at); h.flush(); h.shutdown()' \$uri" \
-    "$@" || fail "write across the boundary"
+  cat > pwrite.py <<'PYEOF'
+import nbd, sys
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+h.pwrite(open(sys.argv[2], "rb").read(), int(sys.argv[3]))
+h.flush()
+h.shutdown()
+PYEOF
+  serve_dmcrypt "$PY pwrite.py \$uri across.bin $at" "$@" \
+    || fail "write across the boundary"
   dd if=across.bin of="$expect" bs=512 seek=$((at / 512)) conv=notrunc \
     status=none
 }
@@ -142,8 +161,8 @@ dm_write plain.bin file=saved.img passphrase=+pw
 interrupt INT in_reencryption saved.img r.img -- -c aes-xts-plain64 \
   -s 512 --sector-size 4096
 check_mid reencrypt r.img plain.bin "^crypt crypt$" passphrase=+pw
-grep -q "aes-cbc-essiv:sha256" table.txt && grep -q "aes-xts-plain64" table.txt \
-  || fail "the table does not show both ciphers"
+grep -q "aes-cbc-essiv:sha256" table.txt \
+  && grep -q "aes-xts-plain64" table.txt || fail "the table does not show both ciphers"
 finish reencrypt r.img plain.bin
 # cryptsetup's own reading of the finished volume, as a second opinion.
 after reencrypt plain.bin "$size" file=r.img passphrase=+pw
@@ -197,7 +216,8 @@ truncate -s $IMG_BYTES saved-dec.img
 truncate -s 16M saved-dec.img.hdr
 luks_format luks2 saved-dec.img reenc-pw --header saved-dec.img.hdr \
   -c aes-xts-plain64 -s 512
-random_file dec.plain "$(dm_size file=saved-dec.img header=saved-dec.img.hdr passphrase=+pw -r)"
+random_file dec.plain "$(dm_size file=saved-dec.img \
+  header=saved-dec.img.hdr passphrase=+pw -r)"
 dm_write dec.plain file=saved-dec.img header=saved-dec.img.hdr passphrase=+pw
 interrupt INT in_reencryption saved-dec.img x.img --header x.hdr -- --decrypt
 check_mid decrypt-detached x.img dec.plain "crypt.*linear|linear.*crypt" \

@@ -30,8 +30,10 @@
   "\"encryption\":\"aes-xts-plain64\",\"sector_size\":4096," \
   "\"flags\":[\"backup-final\"]}"
 #define DIGESTS "\"digests\":{" \
-  "\"0\":{\"type\":\"pbkdf2\",\"keyslots\":[\"0\"],\"segments\":[\"1\",\"2\"]}," \
-  "\"1\":{\"type\":\"pbkdf2\",\"keyslots\":[\"1\"],\"segments\":[\"0\",\"3\"]}," \
+  "\"0\":{\"type\":\"pbkdf2\",\"keyslots\":[\"0\"]," \
+  "\"segments\":[\"1\",\"2\"]}," \
+  "\"1\":{\"type\":\"pbkdf2\",\"keyslots\":[\"1\"]," \
+  "\"segments\":[\"0\",\"3\"]}," \
   "\"2\":{\"type\":\"pbkdf2\",\"keyslots\":[\"2\"],\"segments\":[]}}"
 #define KEYSLOTS "\"keyslots\":{\"2\":{\"type\":\"reencrypt\"," \
   "\"mode\":\"reencrypt\",\"direction\":\"forward\",\"key_size\":1," \
