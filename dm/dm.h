@@ -86,6 +86,15 @@ struct dm_mapping *dm_new (const struct dm_host *host, struct crypt_table *t,
  * mapping refuses reload.  Returns 0, or -1 with ERR filled. */
 int dm_set_segments (struct dm_mapping *m, const struct segment_list *l,
                      uint64_t device_bytes, struct dm_err *err);
+/* The same, with SECOND (consumed on success) as the mapping's second
+ * table: segments naming table 1 go to its own cipher and engine.  Such
+ * a mapping refuses reload, key and tunable messages.  SECOND NULL:
+ * dm_set_segments. */
+int dm_set_segment_tables (struct dm_mapping *m, const struct segment_list *l,
+                           struct crypt_table *second, uint64_t device_bytes,
+                           struct dm_err *err);
+/* Whether the mapping has a second table. */
+bool dm_has_second_table (const struct dm_mapping *m);
 /* The segment list, or NULL for a mapping of the table alone. */
 const struct segment_list *dm_segments (const struct dm_mapping *m);
 /* The live table, which the segments' crypt lines share. */

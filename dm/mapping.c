@@ -89,19 +89,60 @@ dm_new (const struct dm_host *host, struct crypt_table *t, bool readonly,
   return m;
 }
 
+/* The live table, then the second one if there is one. */
+static unsigned
+tables_of (const struct dm_mapping *m, const struct crypt_table *tables[])
+{
+  tables[0] = &m->live.table;
+  tables[1] = &m->second.table;
+  return m->second.engine ? 2 : 1;
+}
+
 int
 dm_set_segments (struct dm_mapping *m, const struct segment_list *l,
                  uint64_t device_bytes, struct dm_err *err)
 {
+  return dm_set_segment_tables (m, l, NULL, device_bytes, err);
+}
+
+int
+dm_set_segment_tables (struct dm_mapping *m, const struct segment_list *l,
+                       struct crypt_table *second, uint64_t device_bytes,
+                       struct dm_err *err)
+{
+  const struct crypt_table *tables[SEGMENT_TABLES_MAX] = {
+    &m->live.table, second };
   char why[200];
 
-  if (segment_list_check (l, &m->live.table, device_bytes, why,
-                          sizeof why) == -1) {
+  if ((second ? segment_list_check_tables (l, tables, 2, device_bytes, why,
+                                           sizeof why)
+       : segment_list_check (l, &m->live.table, device_bytes, why,
+                             sizeof why)) == -1) {
     dm_fail (err, EINVAL, "bad segment list: %s", why);
     return -1;
   }
+  if (second && build (m, second, m->live.scheduler, m->live.workers,
+                       &m->second.cipher, &m->second.engine) == -1) {
+    dm_fail (err, EINVAL, "cannot build the engine for the second table "
+             "(see the server log)");
+    return -1;
+  }
+  if (second) {
+    m->second.table = *second;
+    memset (second, 0, sizeof *second);
+    /* The stack's logical block is its largest target's (dm-table.c,
+     * dm_calculate_queue_limits). */
+    if (m->second.table.sector_size > m->live.table.sector_size)
+      atomic_store (&m->gate.sector_size, m->second.table.sector_size);
+  }
   m->segments = *l;
   return 0;
+}
+
+bool
+dm_has_second_table (const struct dm_mapping *m)
+{
+  return m->second.engine != NULL;
 }
 
 const struct segment_list *
@@ -120,6 +161,8 @@ int
 dm_start (struct dm_mapping *m)
 {
   m->started = true;
+  if (m->second.engine && engine_start (m->second.engine) == -1)
+    return -1;
   return m->live.engine ? engine_start (m->live.engine) : 0;
 }
 
@@ -140,6 +183,9 @@ dm_free (struct dm_mapping *m)
   engine_free (m->live.engine);
   sector_cipher_free (m->live.cipher);
   crypt_table_free (&m->live.table);
+  engine_free (m->second.engine);
+  sector_cipher_free (m->second.cipher);
+  crypt_table_free (&m->second.table);
   free (m->live.scheduler);
   free (m);
 }
@@ -167,13 +213,16 @@ dm_get_state (const struct dm_mapping *m, struct dm_state *s)
 char *
 dm_format_table (const struct dm_mapping *m, bool inactive, bool showkeys)
 {
+  const struct crypt_table *tables[SEGMENT_TABLES_MAX];
+  unsigned n_tables = tables_of (m, tables);
+
   if (inactive && !m->inactive.loaded) {
     errno = ENXIO;
     return NULL;
   }
   if (!inactive && m->segments.count)
-    return segment_list_format (&m->segments, &m->live.table, showkeys,
-                                m->host.device);
+    return segment_list_format_tables (&m->segments, tables, n_tables,
+                                       showkeys, m->host.device);
   return crypt_table_format (inactive ? &m->inactive.table
                              : &m->live.table, showkeys, m->host.device);
 }
@@ -212,6 +261,10 @@ dm_get_stats (const struct dm_mapping *m, struct engine_stats *out)
   *out = m->retired;
   if (m->live.engine) {
     engine_get_stats (m->live.engine, &now);
+    add_stats (out, &now);
+  }
+  if (m->second.engine) {
+    engine_get_stats (m->second.engine, &now);
     add_stats (out, &now);
   }
 }

@@ -125,7 +125,13 @@ dm_message (struct dm_mapping *m, uint64_t sector, const char *text,
   for (w = strtok_r (copy, " \t", &save); w && argc < MAX_WORDS;
        w = strtok_r (NULL, " \t", &save))
     words[argc++] = w;
-  if (argc >= 2 && strcasecmp (words[0], "key") == 0)
+  /* Two keys and two engines: one message cannot say which. */
+  if (m->second.engine) {
+    dm_fail (err, EOPNOTSUPP, "messages are not supported on a mapping "
+             "of two tables (LUKS2 in re-encryption)");
+    r = -1;
+  }
+  else if (argc >= 2 && strcasecmp (words[0], "key") == 0)
     r = key_message (m, argc, words, err);
   else if (argc >= 1 && (strcasecmp (words[0], "scheduler") == 0
                          || strcasecmp (words[0], "workers") == 0))

@@ -51,7 +51,7 @@ add (struct segment_list *l, enum segment_type type, uint64_t start,
   if (l->count == MAX_SEGMENTS)
     return -1;
   l->seg[l->count++] = (struct segment) { type, start, length, offset,
-                                          offset };
+                                          offset, 0 };
   return 0;
 }
 

@@ -109,6 +109,27 @@ int luks_fetch_volume_key (struct crypt_device *cd,
                            const struct luks_unlock_params *p,
                            struct crypt_table *t);
 
+/* key.c: the passphrase, or the key file's contents read as
+ * cryptsetup --key-file reads them into *TO_FREE (free with
+ * crypt_safe_free; NULL for a passphrase).  Returns 0 or -1. */
+int luks_read_secret (struct crypt_device *cd,
+                      const struct luks_unlock_params *p,
+                      const char **secret, size_t *secret_size,
+                      char **to_free);
+
+/* params.c: the LUKS2 persistent activation flags as
+ * enum crypt_table_flag. */
+unsigned luks2_activation_flags (struct crypt_device *cd);
+
+/* luks2-reenc.c: a LUKS2 header in re-encryption (reenc.h): returns 0
+ * when it is not (nothing filled), 1 with T (the first segment's table,
+ * with its key) and INFO (the segments and the second table) filled as
+ * cryptsetup 2.6.1 activates it, -1 after nbdkit_error. */
+int luks2_reenc_unlock (struct crypt_device *cd,
+                        const struct luks_unlock_params *p,
+                        uint64_t data_size, struct crypt_table *t,
+                        struct luks_info *info);
+
 /* kdf.c: PBKDF2 (OpenSSL, any hash of its default or legacy provider,
  * by LUKS's name: "sha256", "whirlpool") and Argon2 (libargon2, TYPE
  * "argon2i" or "argon2id", MEMORY_KIB in KiB).  OUT gets OUT_BYTES.
@@ -180,5 +201,15 @@ int luks2_own_unlock (struct crypt_device *cd, const char *path,
                       int only_slot, const char *secret,
                       size_t secret_bytes, uint8_t *volume_key,
                       size_t key_bytes);
+
+/* luks2-json.c: a LUKS2 keyslot and a digest (by its id) as our own
+ * unlock needs them, from the parsed JSON ROOT (struct json_object).
+ * Strings point into ROOT.  Return 0, or -1. */
+struct json_object;
+int luks2_json_keyslot (struct crypt_device *cd, struct json_object *root,
+                        int slot, struct luks_own_keyslot *ks,
+                        struct crypt_pbkdf_type *pbkdf);
+int luks2_json_digest (struct json_object *root, int digest,
+                       struct luks_own_digest *d);
 
 #endif /* DMCRYPT_LUKS_INTERNAL_H */

@@ -174,3 +174,18 @@ luks_fetch_volume_key (struct crypt_device *cd,
     }
   return r;
 }
+
+int
+luks_read_secret (struct crypt_device *cd, const struct luks_unlock_params *p,
+                  const char **secret, size_t *secret_size, char **to_free)
+{
+  *to_free = NULL;
+  *secret = p->passphrase;
+  *secret_size = p->passphrase_size;
+  if (p->keyfile == NULL)
+    return 0;
+  if (read_key_file (cd, p, to_free, secret_size) == -1)
+    return -1;
+  *secret = *to_free;
+  return 0;
+}

@@ -61,7 +61,14 @@ struct luks_info
                                   (LUKS1 has 8, LUKS2 32); 0 for
                                   FileVault2 and BitLocker */
   struct segment_list segments;  /* BitLocker: the mapping's segments,
-                                    which share the table; else none */
+                                    which share the table; a LUKS2
+                                    re-encryption: its segments, over
+                                    the table and SECOND; else none */
+  /* A LUKS2 volume in the middle of a re-encryption (luks/reenc.h):
+   * the mapping's second table (the other volume key's, or the linear
+   * part's), with its key; zeroed otherwise.  The caller frees it
+   * (crypt_table_free). */
+  struct crypt_table second;
   /* LUKS2 with integrity: the segment's integrity type
    * ("hmac(sha256)", "aead", "poly1305"), "" without.  The table is then
    * the segment's cipher as stored (aes-xts-plain64, aes-gcm-random)
@@ -76,9 +83,13 @@ struct luks_info
  * the table cryptsetup would make: cipher spec, volume key, IV offset,
  * data offset, encryption sector size, LUKS2 persistent flags, and the
  * length of the data segment in 512-byte sectors (given DATA_SIZE, the
- * data device's size in bytes).  Refuses, with a one-line nbdkit_error,
- * headers in re-encryption or with unknown
- * requirements (integrity: see struct luks_info).  A FileVault2 volume gives the table of its logical
+ * data device's size in bytes).  A LUKS2 header whose re-encryption
+ * was interrupted cleanly gives the mapping cryptsetup activates for it
+ * (INFO's segments and second table; every volume key unlocked from
+ * the one secret).  Refuses, with a one-line nbdkit_error, a
+ * re-encryption that crashed (recovery is cryptsetup repair's) and
+ * unknown requirements (integrity: see struct luks_info).  A FileVault2
+ * volume gives the table of its logical
  * volume and has no keyslots (KEY_SLOT must be -1; INFO->key_slot is
  * 0, as cryptsetup says).  Returns 0 or -1. */
 int luks_unlock (const struct luks_unlock_params *p, uint64_t data_size,

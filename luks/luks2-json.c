@@ -76,15 +76,65 @@ fill_keyslot (struct crypt_device *cd, json_object *jks, int slot,
   return ks->af_hash != NULL ? 0 : -1;
 }
 
+/* A pbkdf2 digest's parameters. */
+static int
+read_digest (json_object *jd, struct luks_own_digest *d)
+{
+  json_object *iter;
+  int n;
+
+  if (strcmp (str_at (jd, "type") ? str_at (jd, "type") : "",
+              "pbkdf2") != 0 ||
+      !json_object_object_get_ex (jd, "iterations", &iter) ||
+      (d->hash = str_at (jd, "hash")) == NULL)
+    return -1;
+  d->iterations = (uint32_t) json_object_get_int64 (iter);
+  if ((n = unbase64 (str_at (jd, "salt"), d->salt, sizeof d->salt)) < 0)
+    return -1;
+  d->salt_bytes = (size_t) n;
+  if ((n = unbase64 (str_at (jd, "digest"), d->digest,
+                     sizeof d->digest)) < 0)
+    return -1;
+  d->digest_bytes = (size_t) n;
+  return 0;
+}
+
+int
+luks2_json_digest (json_object *root, int digest, struct luks_own_digest *d)
+{
+  json_object *digests, *jd;
+  char name[16];
+
+  snprintf (name, sizeof name, "%d", digest);
+  if (!json_object_object_get_ex (root, "digests", &digests) ||
+      !json_object_object_get_ex (digests, name, &jd))
+    return -1;
+  return read_digest (jd, d);
+}
+
+int
+luks2_json_keyslot (struct crypt_device *cd, json_object *root, int slot,
+                    struct luks_own_keyslot *ks,
+                    struct crypt_pbkdf_type *pbkdf)
+{
+  json_object *keyslots, *jks;
+  char name[16];
+
+  snprintf (name, sizeof name, "%d", slot);
+  if (!json_object_object_get_ex (root, "keyslots", &keyslots) ||
+      !json_object_object_get_ex (keyslots, name, &jks))
+    return -1;
+  return fill_keyslot (cd, jks, slot, ks, pbkdf);
+}
+
 /* The pbkdf2 digest that lists SLOT. */
 static int
 fill_digest (json_object *digests, int slot, struct luks_own_digest *d)
 {
   char name[16];
-  json_object *slots, *iter;
+  json_object *slots;
   const char *listed;
   size_t i;
-  int n;
 
   snprintf (name, sizeof name, "%d", slot);
   json_object_object_foreach (digests, key, jd) {
@@ -98,20 +148,7 @@ fill_digest (json_object *digests, int slot, struct luks_own_digest *d)
     }
     continue;
   found:
-    if (strcmp (str_at (jd, "type") ? str_at (jd, "type") : "",
-                "pbkdf2") != 0 ||
-        !json_object_object_get_ex (jd, "iterations", &iter) ||
-        (d->hash = str_at (jd, "hash")) == NULL)
-      return -1;
-    d->iterations = (uint32_t) json_object_get_int64 (iter);
-    if ((n = unbase64 (str_at (jd, "salt"), d->salt, sizeof d->salt)) < 0)
-      return -1;
-    d->salt_bytes = (size_t) n;
-    if ((n = unbase64 (str_at (jd, "digest"), d->digest,
-                       sizeof d->digest)) < 0)
-      return -1;
-    d->digest_bytes = (size_t) n;
-    return 0;
+    return read_digest (jd, d);
   }
   return -1;
 }

@@ -29,8 +29,8 @@ luks_data_name (const struct luks_unlock_params *p)
 
 /* LUKS2 persistent activation flags as dm-crypt optional parameters.
  * LUKS2 never sets iv_large_sectors. */
-static unsigned
-activation_flags (struct crypt_device *cd)
+unsigned
+luks2_activation_flags (struct crypt_device *cd)
 {
   static const struct { uint32_t lib; unsigned table; } map[] = {
     { CRYPT_ACTIVATE_ALLOW_DISCARDS, CT_ALLOW_DISCARDS },
@@ -167,7 +167,7 @@ luks_fill_params (struct crypt_device *cd,
   t->iv_offset = crypt_get_iv_offset (cd);
   t->offset = crypt_get_data_offset (cd);
   t->sector_size = crypt_get_sector_size (cd);
-  t->flags = luks2 ? activation_flags (cd) : 0;
+  t->flags = luks2 ? luks2_activation_flags (cd) : 0;
   if (check_offset (p, t) == -1
       || set_length (p, luks2 ? &seg : NULL, data_size, t) == -1)
     goto out;

@@ -309,6 +309,13 @@ fill_params (struct crypt_device *cd, const struct luks_unlock_params *p,
              uint64_t data_size, struct crypt_table *t,
              struct luks_info *info)
 {
+  if (strcmp (crypt_get_type (cd), CRYPT_LUKS2) == 0)
+    switch (luks2_reenc_unlock (cd, p, data_size, t, info))
+      {
+      case 0: break;
+      case 1: return 1;
+      default: return -1;
+      }
   if (p->type == LUKS_FVAULT2)
     return fvault2_fill_params (cd, p, data_size, t);
   if (p->type == LUKS_BITLK)
@@ -322,7 +329,7 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
 {
   struct luks_unlock_params params = *p_given, *p = &params;
   struct crypt_device *cd = NULL;
-  int key_slot = -1;
+  int key_slot = -1, r = 0;
 
   if (p->type == LUKS_TCRYPT)
     return tcrypt_unlock (p, data_size, t, info);
@@ -338,16 +345,18 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
   crypt_metadata_locking (NULL, 0);
   if (init_device (p, &cd) == -1)
     return -1;
-  /* Parameters before the key: a refusal should not cost a PBKDF run. */
+  /* Parameters before the key: a refusal should not cost a PBKDF run.
+   * A re-encryption's tables come with their keys (1). */
   if (load_header (cd, p) == -1
-      || fill_params (cd, p, data_size, t, info) == -1
-      || (key_slot = luks_fetch_volume_key (cd, p, t)) == -1)
+      || (r = fill_params (cd, p, data_size, t, info)) == -1
+      || (r == 0 && (key_slot = luks_fetch_volume_key (cd, p, t)) == -1))
     {
       crypt_free (cd);
       crypt_table_free (t);
+      crypt_table_free (&info->second);
       return -1;
     }
-  fill_info (cd, key_slot, info);
+  fill_info (cd, r == 1 ? info->key_slot : key_slot, info);
   crypt_free (cd);
   return 0;
 }

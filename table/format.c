@@ -132,7 +132,7 @@ crypt_table_format (const struct crypt_table *t, bool showkeys,
   struct segment_list one = {
     .count = 1,
     .seg[0] = { SEGMENT_CRYPT, t->start, t->length, t->offset,
-                t->iv_offset },
+                t->iv_offset, 0 },
   };
 
   return segment_list_format (&one, t, showkeys, device);
@@ -151,13 +151,14 @@ crypt_table_free_line (char *line)
   secmem_free (mem, alloc_size);
 }
 
-/* One line per segment, '\n' between them. */
+/* One line per segment, '\n' between them: a crypt line is the
+ * segment's table seen at the segment's place. */
 static void
 put_segments (struct line_writer *w, const struct segment_list *l,
-              const struct crypt_table *t, bool showkeys,
+              const struct crypt_table *const *tables, bool showkeys,
               const char *device)
 {
-  struct crypt_table seg_table = *t;
+  struct crypt_table seg_table;
   unsigned i;
 
   for (i = 0; i < l->count; i++) {
@@ -170,6 +171,13 @@ put_segments (struct line_writer *w, const struct segment_list *l,
       put_text (w, "%" PRIu64 " %" PRIu64 " zero ", s->start, s->length);
       continue;
     }
+    /* dm-linear's linear_status (drivers/md/dm-linear.c): "DEV START". */
+    if (s->type == SEGMENT_LINEAR) {
+      put_text (w, "%" PRIu64 " %" PRIu64 " linear %s %" PRIu64, s->start,
+                s->length, device, s->offset);
+      continue;
+    }
+    seg_table = *tables[s->table];
     seg_table.start = s->start;
     seg_table.length = s->length;
     seg_table.iv_offset = s->iv_offset;
@@ -178,25 +186,37 @@ put_segments (struct line_writer *w, const struct segment_list *l,
   }
 }
 
+static bool
+printable (const struct crypt_table *t)
+{
+  return t->cipher != NULL && (t->key_size == 0 || t->key != NULL);
+}
+
 /* Every line lives in secmem behind a header holding the allocation's
  * size, so crypt_table_free_line can wipe it whatever SHOWKEYS was. */
 char *
-segment_list_format (const struct segment_list *l,
-                     const struct crypt_table *t, bool showkeys,
-                     const char *device)
+segment_list_format_tables (const struct segment_list *l,
+                            const struct crypt_table *const *tables,
+                            unsigned n_tables, bool showkeys,
+                            const char *device)
 {
   struct line_writer w = { NULL, 0, 0 };
   size_t alloc_size;
+  unsigned i;
   char *mem;
 
   if (device == NULL)
-    device = t->device;
-  if (t->cipher == NULL || device == NULL
-      || (t->key_size > 0 && t->key == NULL)) {
+    device = tables[0]->device;
+  for (i = 0; i < l->count; i++)
+    if (l->seg[i].type != SEGMENT_ZERO
+        && (l->seg[i].table >= n_tables
+            || !printable (tables[l->seg[i].table])))
+      device = NULL;
+  if (device == NULL || n_tables == 0 || !printable (tables[0])) {
     errno = EINVAL;
     return NULL;
   }
-  put_segments (&w, l, t, showkeys, device);
+  put_segments (&w, l, tables, showkeys, device);
   alloc_size = sizeof alloc_size + w.len + 1;
   mem = secmem_alloc (alloc_size);
   if (mem == NULL)
@@ -205,6 +225,14 @@ segment_list_format (const struct segment_list *l,
   w.buf = mem + sizeof alloc_size;
   w.size = w.len + 1;
   w.len = 0;
-  put_segments (&w, l, t, showkeys, device);
+  put_segments (&w, l, tables, showkeys, device);
   return w.buf;
+}
+
+char *
+segment_list_format (const struct segment_list *l,
+                     const struct crypt_table *t, bool showkeys,
+                     const char *device)
+{
+  return segment_list_format_tables (l, &t, 1, showkeys, device);
 }

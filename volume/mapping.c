@@ -151,9 +151,11 @@ mapping_open (struct dmcrypt_volume *v)
       nbdkit_error ("%s", err.msg);
     return -1;
   }
+  /* A LUKS2 re-encryption's second table goes to the mapping. */
   if (v->luks.segments.count
-      && dm_set_segments (v->dm, &v->luks.segments,
-                          v->backend->size, &err) == -1) {
+      && dm_set_segment_tables (v->dm, &v->luks.segments,
+                                v->luks.second.cipher ? &v->luks.second
+                                : NULL, v->backend->size, &err) == -1) {
     nbdkit_error ("%s: %s", v->image, err.msg);
     return -1;
   }

@@ -121,6 +121,7 @@ volume_close (struct dmcrypt_volume *v)
   image_close (v);
   backend_close (v->backend);
   crypt_table_free (&v->table);
+  crypt_table_free (&v->luks.second);
   memset (v, 0, sizeof *v);
   v->params = params;
   v->control = control;

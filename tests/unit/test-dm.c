@@ -480,6 +480,119 @@ test_segments (void)
   plain->ops->close (plain);
 }
 
+/* A table of its own for a segment: KEY_B's, or cipher_null's for a
+ * linear segment. */
+static struct crypt_table
+second_table (const char *key_hex)
+{
+  struct crypt_table t;
+  char line[512];
+
+  if (key_hex) {
+    snprintf (line, sizeof line, "%s", LINE (KEY_B, ""));
+    REQUIRE (crypt_table_parse (line, &t) == 0, "parse %s", line);
+    return t;
+  }
+  memset (&t, 0, sizeof t);
+  t.cipher = strdup ("cipher_null-ecb");
+  t.device = strdup (DEVICE);
+  t.length = SECTORS;
+  t.sector_size = 512;
+  REQUIRE (t.cipher && t.device, "strdup");
+  return t;
+}
+
+/* Two keys, as a LUKS2 re-encryption maps them: [0, 1024) by KEY_A,
+ * [1024, 2048) by KEY_B; then a linear half and a KEY_A half.  Each
+ * piece must hold exactly what its own table alone would write. */
+static void
+test_two_tables (void)
+{
+  struct backend *b = mem_open (MIB), *pa = mem_open (MIB),
+    *pb = mem_open (MIB), *lb = mem_open (MIB);
+  struct dm_mapping *m = make (b, LINE (KEY_A, ""), false);
+  struct dm_mapping *wa = make (pa, LINE (KEY_A, ""), false);
+  struct dm_mapping *wb = make (pb, LINE (KEY_B, ""), false);
+  struct dm_mapping *lin = make (lb, LINE (KEY_A, ""), false);
+  struct segment_list l = { .count = 2, .seg = {
+      { SEGMENT_CRYPT, 0, 1024, 0, 0, 0 },
+      { SEGMENT_CRYPT, 1024, 1024, 1024, 1024, 1 } } };
+  struct segment_list ll = { .count = 2, .seg = {
+      { SEGMENT_LINEAR, 0, 1024, 0, 0, 1 },
+      { SEGMENT_CRYPT, 1024, 1024, 1024, 1024, 0 } } };
+  struct crypt_table second = second_table (KEY_B);
+  struct crypt_table null = second_table (NULL);
+  uint8_t *data = malloc (MIB), *back = malloc (MIB);
+  struct dm_err err = { 0 };
+  const size_t half = MIB / 2;
+  unsigned syncs;
+  char *lines;
+  size_t i;
+
+  REQUIRE (data && back, "malloc");
+  REQUIRE (dm_set_segment_tables (m, &l, &second, MIB, &err) == 0,
+           "segments: %s", err.msg);
+  CHECK (second.key == NULL && dm_has_second_table (m));
+  for (i = 0; i < MIB; i++)
+    data[i] = (uint8_t) (i * 13 + i / 4096);
+  CHECK (request (m, DM_IO_WRITE, data, MIB, 0) == 0);
+  CHECK (request (wa, DM_IO_WRITE, data, MIB, 0) == 0);
+  CHECK (request (wb, DM_IO_WRITE, data, MIB, 0) == 0);
+  CHECK (memcmp (mem_of (b)->data, mem_of (pa)->data, half) == 0);
+  CHECK (memcmp (mem_of (b)->data + half, mem_of (pb)->data + half,
+                 half) == 0);
+  memset (back, 0, MIB);
+  CHECK (request (m, DM_IO_READ, back + 7, 9000, half - 4000) == 0);
+  CHECK (memcmp (back + 7, data + half - 4000, 9000) == 0);
+  /* A flush reaches both engines. */
+  syncs = mem_of (b)->syncs;
+  CHECK (request (m, DM_IO_FLUSH, NULL, 0, 0) == 0);
+  CHECK (mem_of (b)->syncs == syncs + 2);
+
+  /* Each crypt line with its own key. */
+  lines = dm_format_table (m, false, true);
+  REQUIRE (lines != NULL, "format");
+  CHECK (strcmp (lines, "0 1024 crypt aes-xts-plain64 " KEY_A " 0 " DEVICE
+                 " 0\n1024 1024 crypt aes-xts-plain64 " KEY_B " 1024 "
+                 DEVICE " 1024") == 0);
+  crypt_table_free_line (lines);
+
+  /* Two keys: no message, no reload. */
+  CHECK (dm_suspend (m, false, &err) == 0);
+  CHECK (dm_message (m, 0, "key wipe", &err) == -1
+         && err.errnum == EOPNOTSUPP);
+  CHECK (dm_message (m, 0, "workers 2", &err) == -1);
+  CHECK (dm_resume (m, &err) == 0);
+  CHECK (dm_reload (m, &(struct dm_reload) { .line = LINE (KEY_A, "") },
+                    &err) == -1 && err.errnum == EOPNOTSUPP);
+
+  /* The linear half holds the plaintext itself, as dm-linear. */
+  REQUIRE (dm_set_segment_tables (lin, &ll, &null, MIB, &err) == 0,
+           "linear segments: %s", err.msg);
+  CHECK (request (lin, DM_IO_WRITE, data, MIB, 0) == 0);
+  CHECK (memcmp (mem_of (lb)->data, data, half) == 0);
+  CHECK (memcmp (mem_of (lb)->data + half, mem_of (pa)->data + half,
+                 half) == 0);
+  CHECK (request (lin, DM_IO_READ, back, MIB, 0) == 0
+         && memcmp (back, data, MIB) == 0);
+  lines = dm_format_table (lin, false, false);
+  REQUIRE (lines != NULL, "format");
+  CHECK (strncmp (lines, "0 1024 linear " DEVICE " 0\n1024 1024 crypt "
+                  "aes-xts-plain64 0000", 53) == 0);
+  crypt_table_free_line (lines);
+
+  free (data);
+  free (back);
+  dm_free (m);
+  dm_free (wa);
+  dm_free (wb);
+  dm_free (lin);
+  b->ops->close (b);
+  pa->ops->close (pa);
+  pb->ops->close (pb);
+  lb->ops->close (lb);
+}
+
 int
 main (void)
 {
@@ -488,6 +601,7 @@ main (void)
   test_messages ();
   test_forced ();
   test_segments ();
+  test_two_tables ();
   if (failures)
     fprintf (stderr, "%d check(s) failed\n", failures);
   else

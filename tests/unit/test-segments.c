@@ -144,7 +144,7 @@ test_pieces (void)
   /* Whole 512-byte sectors, but not whole 4096-byte ones. */
   t = shared_table (64, 512);
   l.seg[1].length = 4;
-  l.seg[2] = (struct segment) { SEGMENT_CRYPT, 12, 52, 12, 12 };
+  l.seg[2] = (struct segment) { SEGMENT_CRYPT, 12, 52, 12, 12, 0 };
   CHECK (segment_list_check (&l, &t, 64 * 512, why, sizeof why) == 0);
   t = shared_table (64, 4096);
   CHECK (segment_list_check (&l, &t, 64 * 512, why, sizeof why) == -1);

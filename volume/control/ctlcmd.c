@@ -258,7 +258,8 @@ cmd_status (const struct dmcrypt_volume *v, const struct ctl_message *req,
   for (i = 0; l && i < l->count; i++)
     ctl_addf (rep, "status", "%" PRIu64 " %" PRIu64 " %s ", l->seg[i].start,
               l->seg[i].length,
-              l->seg[i].type == SEGMENT_ZERO ? "zero" : "crypt");
+              l->seg[i].type == SEGMENT_ZERO ? "zero"
+              : l->seg[i].type == SEGMENT_LINEAR ? "linear" : "crypt");
   if (ctl_get_bool (req, "stats"))
     add_stats (dm, rep);
   /* Sectors whose tag did not verify: dm-integrity's status counts its
