@@ -67,8 +67,8 @@ needs=(
   "cmd ssh-keygen openssh-client"
   # making and checking images and file systems
   "cmd cryptsetup cryptsetup-bin"
-  # LUKS tokens: Clevis with a test's own Tang, tpm2 through swtpm, and
-  # libcryptsetup's systemd token plugins (tests/test-tokens.sh)
+  # LUKS tokens: Clevis with a test's own Tang, tpm2 through swtpm
+  # (tests/test-tokens.sh)
   "cmd clevis clevis"
   "file /usr/bin/clevis-luks-bind clevis-luks"
   "file /usr/bin/clevis-encrypt-tpm2 clevis-tpm2"
@@ -79,7 +79,6 @@ needs=(
   "cmd swtpm swtpm"
   "cmd swtpm_setup swtpm-tools"
   "cmd tpm2_createprimary tpm2-tools"
-  "file /usr/lib/x86_64-linux-gnu/cryptsetup/libcryptsetup-token-systemd-tpm2.so libcryptsetup12"
   "cmd mkfs.ext4 e2fsprogs"
   "cmd debugfs e2fsprogs"
   "cmd fuse2fs fuse2fs"
