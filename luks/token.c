@@ -294,13 +294,17 @@ static void
 report_no_token (struct crypt_device *cd, const struct luks_unlock_params *p,
                  bool luks1, uint32_t luksmeta_slots)
 {
-  char list[512], slots[LUKS_KEY_SLOT_LIST_SIZE];
+  char list[512];
+  size_t n;
+  int slot;
 
   if (luks1)
     {
-      luks_key_slot_list (luksmeta_slots, " ", slots, sizeof slots);
-      snprintf (list, sizeof list, "LUKS1 Clevis bindings in luksmeta "
-                "slots: %s", slots[0] ? slots : "none");
+      n = snprintf (list, sizeof list, "LUKS1 Clevis bindings in luksmeta "
+                    "slots:%s", luksmeta_slots ? "" : " none");
+      for (slot = 0; slot < 8; slot++)
+        if (luksmeta_slots & (UINT32_C (1) << slot))
+          n += snprintf (list + n, sizeof list - n, " %d", slot);
     }
   else
     {

@@ -31,6 +31,7 @@ static const struct
   { "cipher-bulk", fuzz_cipher_bulk },
   { "bitlk", fuzz_bitlk },
   { "integrity", fuzz_integrity },
+  { "token", fuzz_token },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
