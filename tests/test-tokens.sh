@@ -9,7 +9,8 @@
 # image without tokens, token-id= naming no token and a systemd-tpm2
 # token without a TPM are each one error line that names the token;
 # with passphrase= the token's failure is a note and the passphrase
-# opens the image.
+# opens the image.  FileVault2, which has no tokens, refuses them by
+# name.
 source "$(dirname "$0")/functions.sh"
 plugin_built_or_fail
 requires_oracle
@@ -126,6 +127,19 @@ expect_refused "token-type= naming no token" \
   token-type=systemd-fido2
 expect_refused "key-slot= without a secret" 'key-slot needs passphrase=' \
   l2.img key-slot=0
+
+echo "FileVault2 has no tokens"
+if (unpack_cryptsetup_images fvault2-images.tar.xz) >/dev/null; then
+  printf %s heslo123 > fv-pw
+  expect_refused "FileVault2 without a passphrase" \
+    'a FileVault2 volume has no tokens: give passphrase= or keyfile=' \
+    fvault2-images/small
+  expect_refused "FileVault2 with token-only=true" \
+    'token-id, token-type and token-only are for LUKS; .* is a FileVault2' \
+    fvault2-images/small passphrase=+fv-pw token-only=true
+else
+  echo "  (fvault2-images.tar.xz is absent: the case is left out)"
+fi
 
 echo "A systemd-tpm2 token without a TPM"
 if [ -e /dev/tpmrm0 ] || [ -e /dev/tpm0 ]; then
