@@ -84,6 +84,15 @@ echo "LUKS2 bound to Tang"
 bound_image luks2 l2.img 32M tang "$tang"
 check_token_read l2.img
 check_token_read l2.img token-type=clevis token-only=true
+# Clevis's passphrase stays out of nbdkit's -v log and libcryptsetup's.
+clevis_pw=$(clevis luks pass -d l2.img -s 1) || fail "clevis luks pass"
+[ ${#clevis_pw} -ge 20 ] || fail "clevis luks pass: a short passphrase"
+timeout "$compat_timeout" nbdkit -v -U - "$plugin" file=l2.img \
+  -D dmcrypt.luks=1 --run true </dev/null >verbose.log 2>&1 \
+  || { tail verbose.log; fail "l2.img did not open under -v"; }
+grep -q 'Key slot 1 unlocked' verbose.log || fail "-v: no keyslot 1"
+grep -qF "$clevis_pw" verbose.log && fail "Clevis's passphrase is logged"
+echo "  -v: keyslot 1 named, Clevis's passphrase not logged"
 echo "LUKS1 bound to Tang (luksmeta)"
 bound_image luks1 l1.img 16M tang "$tang"
 check_token_read l1.img
