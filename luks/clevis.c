@@ -12,7 +12,7 @@
 
 #include "../crypto/secmem.h"
 #include "clevis.h"
-#include "spawn.h"
+#include "helper.h"
 #include "token.h"
 
 /* luksmeta exits with EX_OSFILE (72) when the device has no luksmeta

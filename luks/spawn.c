@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "helper.h"
 
 extern char **environ;
 
@@ -173,6 +174,29 @@ pump (struct child *c, struct io *io, long long deadline)
   return 0;
 }
 
+/* Waits for PID, killed (its whole group) once DEADLINE has passed: a
+ * helper that closed its output may still not end.  Returns 0 with
+ * *STATUS, or -1 with errno. */
+static int
+reap (pid_t pid, long long deadline, int *status, bool *timed_out)
+{
+  const struct timespec tick = { 0, 10 * 1000 * 1000 };
+  pid_t w;
+
+  while ((w = waitpid (pid, status, WNOHANG)) == 0)
+    {
+      if (now_ms () >= deadline && !*timed_out)
+        {
+          *timed_out = true;
+          kill (-pid, SIGKILL);
+        }
+      nanosleep (&tick, NULL);
+    }
+  if (w == -1 && errno == EINTR)
+    return reap (pid, deadline, status, timed_out);
+  return w == -1 ? -1 : 0;
+}
+
 int
 luks_spawn (const char *const argv[], const char *input, size_t input_bytes,
             char *out, size_t out_cap, size_t *out_bytes, char *err,
@@ -196,8 +220,12 @@ luks_spawn (const char *const argv[], const char *input, size_t input_bytes,
         break;
       }
   close_fd (&c.in), close_fd (&c.out), close_fd (&c.errfd);
-  while (waitpid (c.pid, &status, 0) == -1 && errno == EINTR)
-    ;
+  if (reap (c.pid, deadline, &status, &timed_out) == -1)
+    {
+      snprintf (err, err_size, "cannot wait for %s: %s", argv[0],
+                strerror (errno));
+      return -1;
+    }
   *out_bytes = io.out_bytes;
   if (timed_out)
     snprintf (err, err_size, "%s gave no answer in %d seconds", argv[0],

@@ -80,7 +80,8 @@ unlock_clevis (struct crypt_device *cd, const struct luks_unlock_params *p,
 
   if (clevis_decrypt (plan->jwe, &pass, &pass_bytes, why, WHY_SIZE) == -1)
     return -2;
-  for (slot = 0; slot < TOKENS_MAX && r < 0; slot++)
+  for (slot = 0; slot < TOKENS_MAX && r < 0 && r != LUKS_KEY_REPORTED;
+       slot++)
     {
       if (!(plan->keyslots & (UINT32_C (1) << slot))
           || (crypt_keyslot_status (cd, slot) != CRYPT_SLOT_ACTIVE
@@ -362,8 +363,14 @@ luks_fetch_key (struct crypt_device *cd, const struct luks_unlock_params *p,
 
   if (!tokens_wanted (p))
     return luks_fetch_volume_key (cd, p, t);
-  if (check_format (cd, p) == -1
-      || luks_table_key_alloc (t, crypt_get_volume_key_size (cd)) == -1)
+  if (check_format (cd, p) == -1)
+    return -1;
+  if (crypt_get_volume_key_size (cd) == 0)
+    {
+      nbdkit_error ("LUKS header declares no volume key size");
+      return -1;
+    }
+  if (luks_table_key_alloc (t, crypt_get_volume_key_size (cd)) == -1)
     return -1;
   luks1 = strcmp (crypt_get_type (cd), CRYPT_LUKS1) == 0;
   r = luks1 ? luks1_clevis (cd, p, t, &tried)

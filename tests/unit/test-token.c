@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../../luks/clevis.h"
-#include "../../luks/spawn.h"
+#include "../../luks/helper.h"
 #include "../../luks/token.h"
 #include "../nbdkit-stubs.h"
 #include "check.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Running a helper program with pipes, no shell (spawn.c). */
-#ifndef DMCRYPT_LUKS_SPAWN_H
-#define DMCRYPT_LUKS_SPAWN_H
+#ifndef DMCRYPT_LUKS_HELPER_H
+#define DMCRYPT_LUKS_HELPER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,4 +20,4 @@ int luks_spawn (const char *const argv[], const char *input,
                 size_t input_bytes, char *out, size_t out_cap,
                 size_t *out_bytes, char *err, size_t err_size);
 
-#endif /* DMCRYPT_LUKS_SPAWN_H */
+#endif /* DMCRYPT_LUKS_HELPER_H */
