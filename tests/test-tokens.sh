@@ -153,7 +153,9 @@ fi
 echo "A systemd-tpm2 token without a TPM"
 if [ -e /dev/tpmrm0 ] || [ -e /dev/tpm0 ]; then
   echo "  (this machine has a TPM: the case is left out)"
-elif [ ! -e /usr/lib/x86_64-linux-gnu/cryptsetup/libcryptsetup-token-systemd-tpm2.so ]; then
+elif ! compgen -G \
+     '/usr/lib/*/cryptsetup/libcryptsetup-token-systemd-tpm2.so' >/dev/null
+then
   echo "  (libcryptsetup's systemd-tpm2 plugin is not installed)"
 else
   cp plain2.img tpm2tok.img
