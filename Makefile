@@ -124,7 +124,7 @@ tests/unit/test-cmdline: tests/unit/test-cmdline.c volume/params/cmdline.c \
 # The fuzz targets replayed over their corpora and past crashes, built
 # with the ordinary compiler: fuzz/stubs.c stands in for nbdkit.
 FUZZ_NAMES  = table cipher-spec params control-proto fvault2 tcrypt cipher-bulk \
-              bitlk integrity reencrypt
+              bitlk integrity reencrypt token
 FUZZ_COMMON = fuzz/stubs.c volume/params/config.c volume/params/confignum.c \
               volume/params/names.c volume/params/secrets.c backend/kseries.c
 tests/unit/test-fuzz-regressions: tests/unit/test-fuzz-regressions.c \
@@ -214,7 +214,7 @@ FUZZ_CFLAGS  = -std=gnu11 -Wall -Wextra -pthread -D_GNU_SOURCE $(PKG_CFLAGS) \
                -fno-sanitize-recover=undefined
 FUZZ_SRCS    = $(sort $(wildcard crypto/*.c table/*.c control/*.c \
                                  luks/fvault2-*.c luks/tcrypt-hdr.c \
-                                 luks/bitlk-*.c luks/reenc-*.c \
+                                 luks/bitlk-*.c luks/reenc-*.c luks/token-json.c \
                                  integrity/*.c)) \
                $(FUZZ_COMMON)
 FUZZ_OBJS    = $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRCS))

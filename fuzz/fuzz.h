@@ -34,6 +34,7 @@ int fuzz_cipher_bulk (const uint8_t *data, size_t size);
 int fuzz_bitlk (const uint8_t *data, size_t size);
 int fuzz_integrity (const uint8_t *data, size_t size);
 int fuzz_reencrypt (const uint8_t *data, size_t size);
+int fuzz_token (const uint8_t *data, size_t size);
 
 /* An image in memory for the metadata readers: reads beyond SIZE are
  * refused (-1), as a read_fn of luks/fvault2.h or luks/bitlk.h. */

@@ -108,6 +108,29 @@ int bitlk_fill_params (struct crypt_device *cd,
 int luks_fetch_volume_key (struct crypt_device *cd,
                            const struct luks_unlock_params *p,
                            struct crypt_table *t);
+/* The volume key from SECRET through keyslot SLOT (CRYPT_ANY_SLOT:
+ * any) into KEY, *KEY_SIZE bytes (the volume key's size; the slot's on
+ * return), with our own unlock where libcryptsetup cannot decrypt the
+ * keyslot.  Returns the slot; a negative errno, nothing said (-EPERM:
+ * a wrong secret, -ENOENT: the slot cannot open the data); or
+ * LUKS_KEY_REPORTED after nbdkit_error. */
+#define LUKS_KEY_REPORTED (-100000)
+int luks_key_by_secret (struct crypt_device *cd,
+                        const struct luks_unlock_params *p, int slot,
+                        const char *secret, size_t secret_size,
+                        uint8_t *key, size_t *key_size);
+/* t->key allocated in secmem for KEY_SIZE bytes, t->key_size set, when
+ * there is none yet.  Returns 0, or -1 after nbdkit_error. */
+int luks_table_key_alloc (struct crypt_table *t, size_t key_size);
+
+/* token.c: the volume key into T as cryptsetup open finds it: the
+ * header's tokens first when P asks for them (a token parameter, or no
+ * passphrase and no key file), then the passphrase or key file unless
+ * P->token_only.  Returns the keyslot that opened, or -1 after one
+ * nbdkit_error (each token that failed said in P->notice first). */
+int luks_fetch_key (struct crypt_device *cd,
+                    const struct luks_unlock_params *p,
+                    struct crypt_table *t);
 
 /* key.c: the passphrase, or the key file's contents read as
  * cryptsetup --key-file reads them into *TO_FREE (free with

@@ -108,6 +108,34 @@ report_unlock_error (struct crypt_device *cd,
 }
 
 int
+luks_key_by_secret (struct crypt_device *cd,
+                    const struct luks_unlock_params *p, int slot,
+                    const char *secret, size_t secret_size, uint8_t *key,
+                    size_t *key_size)
+{
+  struct luks_unlock_params one = *p;
+  size_t size = *key_size;
+  int r;
+
+  one.key_slot = slot;
+  r = crypt_volume_key_get (cd, slot, (char *) key, key_size, secret,
+                            secret_size);
+  /* Anything but a wrong key: most likely a keyslot cipher that
+   * libcryptsetup would decrypt through device-mapper. */
+  if (r < 0 && r != -EPERM && r != -ENOENT && r != -ENOMEM
+      && strncmp (crypt_get_type (cd), "LUKS", 4) == 0)
+    {
+      *key_size = size;
+      r = luks_own_unlock (cd, &one, secret, secret_size, key, size);
+      if (r == -1)
+        return LUKS_KEY_REPORTED;
+      if (r == -2)
+        r = -EPERM;
+    }
+  return r;
+}
+
+int
 luks_fetch_volume_key (struct crypt_device *cd,
                        const struct luks_unlock_params *p,
                        struct crypt_table *t)
@@ -135,32 +163,16 @@ luks_fetch_volume_key (struct crypt_device *cd,
     }
   /* t->key_size is the allocation's size from here on, so that
    * crypt_table_free releases it whatever happens next. */
-  t->key = secmem_alloc (key_size);
-  if (t->key == NULL)
+  if (luks_table_key_alloc (t, key_size) == -1)
     {
-      nbdkit_error ("secmem_alloc: %m");
       crypt_safe_free (file_secret);
       return -1;
     }
-  t->key_size = key_size;
-  r = crypt_volume_key_get (cd, p->key_slot, (char *) t->key, &key_size,
-                            secret, secret_size);
-  /* Anything but a wrong key: most likely a keyslot cipher that
-   * libcryptsetup would decrypt through device-mapper. */
-  if (r < 0 && r != -EPERM && r != -ENOENT && r != -ENOMEM
-      && strncmp (crypt_get_type (cd), "LUKS", 4) == 0)
-    {
-      key_size = t->key_size;
-      r = luks_own_unlock (cd, p, secret, secret_size, t->key, key_size);
-      if (r == -1)
-        {
-          crypt_safe_free (file_secret);
-          return -1;
-        }
-      if (r == -2)
-        r = -EPERM;
-    }
+  r = luks_key_by_secret (cd, p, p->key_slot, secret, secret_size, t->key,
+                          &key_size);
   crypt_safe_free (file_secret);
+  if (r == LUKS_KEY_REPORTED)
+    return -1;
   if (r < 0)
     {
       report_unlock_error (cd, p, r);
@@ -187,5 +199,20 @@ luks_read_secret (struct crypt_device *cd, const struct luks_unlock_params *p,
   if (read_key_file (cd, p, to_free, secret_size) == -1)
     return -1;
   *secret = *to_free;
+  return 0;
+}
+
+int
+luks_table_key_alloc (struct crypt_table *t, size_t key_size)
+{
+  if (t->key != NULL)
+    return 0;
+  t->key = secmem_alloc (key_size);
+  if (t->key == NULL)
+    {
+      nbdkit_error ("secmem_alloc: %m");
+      return -1;
+    }
+  t->key_size = key_size;
   return 0;
 }

@@ -32,6 +32,18 @@ struct luks_unlock_params
   uint64_t keyfile_offset;     /* bytes skipped in the key file */
   size_t keyfile_size;         /* bytes read from it; 0 = up to EOF */
   int key_slot;                /* -1 = any */
+  /* LUKS tokens (LUKS2's; LUKS1: Clevis's luksmeta bindings), as
+   * cryptsetup open's --token-id, --token-type, --token-only: tried
+   * first when one is given or when there is neither a passphrase nor
+   * a key file. */
+  bool token_id_given;
+  int token_id;                /* with token_id_given */
+  const char *token_type;      /* NULL = any */
+  bool token_only;             /* no passphrase or key file after them */
+  /* Says, one line, why a token could not unlock when something is
+   * left to try; NULL: nbdkit_debug. */
+  void (*notice) (const char *fmt, ...)
+    __attribute__ ((format (printf, 1, 2)));
   bool readonly;               /* nothing may be written to the image */
   const char *wrong_key_hint;  /* added to "no keyslot matched", or NULL */
   const char *data_name;       /* what messages call the data: NULL for

@@ -48,7 +48,8 @@ check_params (const struct luks_unlock_params *p)
       nbdkit_error ("luks: no data file given");
       return -1;
     }
-  if ((p->passphrase == NULL) == (p->keyfile == NULL))
+  /* Neither: the header's tokens (token.c). */
+  if (p->passphrase != NULL && p->keyfile != NULL)
     {
       nbdkit_error ("luks: give either a passphrase or a key file");
       return -1;
@@ -349,7 +350,7 @@ luks_unlock (const struct luks_unlock_params *p_given, uint64_t data_size,
    * A re-encryption's tables come with their keys (1). */
   if (load_header (cd, p) == -1
       || (r = fill_params (cd, p, data_size, t, info)) == -1
-      || (r == 0 && (key_slot = luks_fetch_volume_key (cd, p, t)) == -1))
+      || (r == 0 && (key_slot = luks_fetch_key (cd, p, t)) == -1))
     {
       crypt_free (cd);
       crypt_table_free (t);

@@ -15,6 +15,7 @@ source "$(dirname "$0")/functions.sh"
 source "$srcdir/doc-functions.sh"
 doc_setup
 requires_cmd mkfs.ext4 e2fsck debugfs sha256sum
+requires_cmd clevis luksmeta socat curl
 requires_oracle
 doc=docs/recovery.md
 
@@ -25,6 +26,7 @@ A destroyed LUKS header: \`header=\`
 A LUKS partition inside a whole-disk image
 A BitLocker USB disk
 A VeraCrypt or TrueCrypt container
+A Clevis-bound image in CI
 Keyslots: which are in use, which one opened"
 while read -r heading; do
   grep -qxF "$heading" <<< "$checked" && continue
@@ -51,6 +53,16 @@ w=$tmp/recovery.md.plain/work
 out=$tmp/recovery.md.plain/state
 cd "$w" || fail "no work directory"
 vk=$(luks_volume_key disk.img 'spare passphrase') || fail "volume key"
+
+# The Clevis-bound image: a clevis token, read by it, as the passphrase
+# wrote it; its Tang stopped, the token named in the note and the
+# error.
+cryptsetup token export --token-id 0 ci.img | grep -q '"type":"clevis"' \
+  || fail "ci.img has no clevis token 0"
+expect_equal "ci.img read by its clevis token" "hello from CI" \
+  "$(head -n 1 ci.out)"
+grep -qx 'error: ci.img: token 0 (clevis) cannot unlock' "$out"/*.out \
+  || fail "token-only=true with Tang stopped: not the token's error"
 
 # -r and the repaired copy: the damage was there, e2fsck repaired it.
 st=0; e2fsck -fn plain.img >/dev/null 2>&1 || st=$?

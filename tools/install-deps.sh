@@ -67,6 +67,18 @@ needs=(
   "cmd ssh-keygen openssh-client"
   # making and checking images and file systems
   "cmd cryptsetup cryptsetup-bin"
+  # LUKS tokens: Clevis with a test's own Tang, tpm2 through swtpm
+  # (tests/test-tokens.sh)
+  "cmd clevis clevis"
+  "file /usr/bin/clevis-luks-bind clevis-luks"
+  "file /usr/bin/clevis-encrypt-tpm2 clevis-tpm2"
+  "file /usr/libexec/tangd tang"
+  "cmd jose jose"
+  "cmd luksmeta luksmeta"
+  "cmd curl curl"
+  "cmd swtpm swtpm"
+  "cmd swtpm_setup swtpm-tools"
+  "cmd tpm2_createprimary tpm2-tools"
   "cmd mkfs.ext4 e2fsprogs"
   "cmd debugfs e2fsprogs"
   "cmd fuse2fs fuse2fs"

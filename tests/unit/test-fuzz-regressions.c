@@ -32,6 +32,7 @@ static const struct
   { "bitlk", fuzz_bitlk },
   { "integrity", fuzz_integrity },
   { "reencrypt", fuzz_reencrypt },
+  { "token", fuzz_token },
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 

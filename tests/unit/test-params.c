@@ -108,6 +108,18 @@ test_values (void)
   CHECK (p.min_block_size == MIN_BLOCK_SECTOR);
   refused (&p, "min-block-size", "3", "not a power of two");
   refused (&p, "key-size", "12", "not a whole number of bytes");
+  /* Tokens: LUKS2 has 32 (0..31). */
+  CHECK (p.token_id == -1 && p.token_type == NULL && !p.token_only);
+  taken (&p, "token-id", "31");
+  CHECK (p.token_id == 31);
+  refused (&p, "token-id", "32", "token-id: '32' is not a whole number");
+  taken (&p, "token-type", "clevis");
+  CHECK (strcmp (p.token_type, "clevis") == 0);
+  refused (&p, "token-type", "x", "token-type given more than once");
+  taken (&p, "token-only", "yes");
+  CHECK (p.token_only);
+  refused (&p, "token-only", "maybe", "token-only: 'maybe' is not a "
+           "boolean");
   taken (&p, "device-speed", "0.5");
   CHECK (p.device_speed == 0.5);
   refused (&p, "device-speed", "0", "not a positive number");
@@ -229,8 +241,22 @@ test_combinations (void)
   combination (KV ("file", "f", "passphrase", "pw"), true, NULL);
   combination (KV ("passphrase", "pw"), true, "file parameter is required");
   combination (KV ("passphrase", "pw"), false, NULL);
-  combination (KV ("file", "f"), true, "exactly one of passphrase= or "
-               "keyfile=");
+  /* No secret: the volume's tokens (cryptsetup open). */
+  combination (KV ("file", "f"), true, NULL);
+  combination (KV ("file", "f", "passphrase", "pw", "keyfile", "k"), true,
+               "one of passphrase= or keyfile=, not both");
+  combination (KV ("file", "f", "token-id", "3", "token-type", "clevis",
+                   "token-only", "yes"), true, NULL);
+  combination (KV ("file", "f", "passphrase", "pw", "token-id", "0"), true,
+               NULL);
+  combination (KV ("file", "f", "key-slot", "1"), true,
+               "key-slot needs passphrase= or keyfile=");
+  combination (KV ("file", "f", "token-type", ""), true,
+               "token-type: empty");
+  combination (KV ("file", "f", "type", "tcrypt", "token-only", "1"), true,
+               "token-id, token-type and token-only are for LUKS");
+  combination (KV ("file", "f", "cipher", "aes-xts-plain64", "key", "00",
+                   "token-id", "1"), true, "are for LUKS");
   combination (KV ("file", "f", "cipher", "aes-xts-plain64", "key", "00"),
                true, NULL);
   combination (KV ("file", "f", "type", "plain", "key", "00"), true,

@@ -22,6 +22,7 @@ params_init (struct dmcrypt_params *p)
 
   memset (p, 0, sizeof *p);
   p->key_slot = -1;
+  p->token_id = -1;
   p->caller_crypt = p->kcryptd_io = TRI_UNSET;
   for (i = 0; i < sizeof p->flag / sizeof p->flag[0]; i++)
     p->flag[i] = TRI_UNSET;
@@ -39,6 +40,7 @@ static const char *const flag_keys[] = {
 static const struct { const char *key; size_t offset; } string_keys[] = {
   STRING_KEY ("header", header), STRING_KEY ("cipher", cipher),
   STRING_KEY ("tcrypt-hash", tcrypt_hash),
+  STRING_KEY ("token-type", token_type),
   STRING_KEY ("integrity", integrity),
   STRING_KEY ("integrity-key-file", integrity_key_file),
   STRING_KEY ("hash", hash), STRING_KEY ("trace", trace),
@@ -228,6 +230,12 @@ config_bool_key (struct dmcrypt_params *p, const char *key,
     p->readonly = b;
     return 0;
   }
+  if (strcmp (key, "token-only") == 0) {
+    if (config_bool (key, value, &b) == -1)
+      return -1;
+    p->token_only = b;
+    return 0;
+  }
   return config_tcrypt_bool (p, key, value);
 }
 
@@ -355,6 +363,7 @@ params_free (struct dmcrypt_params *p)
     free (p->keyfiles[i]);
   free (p->keyfiles);
   free (p->tcrypt_hash);
+  free (p->token_type);
   free (p->integrity);
   free (p->integrity_key_file);
   free (p->cipher);

@@ -190,6 +190,14 @@ config_numeric (struct dmcrypt_params *p, const char *key,
     p->key_slot = n;
     return 0;
   }
+  /* LUKS2 has 32 tokens (LUKS2_TOKENS_MAX, cryptsetup 2.6 lib/luks2/
+   * luks2.h); on LUKS1 the number is Clevis's luksmeta slot, 0..7. */
+  else if (strcmp (key, "token-id") == 0) {
+    if (config_number (key, value, 0, 31, &n) == -1)
+      return -1;
+    p->token_id = n;
+    return 0;
+  }
   else if (strcmp (key, "sector-size") == 0)
     return set_unsigned (key, value, &p->sector_size, 0, UINT_MAX);
   else if (strcmp (key, "min-block-size") == 0) {

@@ -153,6 +153,10 @@ check_format_options (const struct dmcrypt_params *p)
                   || p->tcrypt_hash),
       "tcrypt-hidden, tcrypt-system, tcrypt-backup, veracrypt-pim and "
       "tcrypt-hash need type=tcrypt" },
+    { p->type != VT_LUKS && p->type != VT_LUKS1 && p->type != VT_LUKS2
+      && (p->token_id >= 0 || p->token_type || p->token_only),
+      "token-id, token-type and token-only are for LUKS (LUKS2 tokens, "
+      "Clevis bindings of LUKS1)" },
   };
 
   return first_broken (rules, sizeof rules / sizeof rules[0]);
@@ -169,8 +173,15 @@ check_luks (const struct dmcrypt_params *p)
       || p->key_bits,
       "table, key, offset, iv-offset, sector-size, hash and key-size are "
       "for type=plain; a LUKS header holds them" },
-    { (p->passphrase != NULL) == (p->keyfile != NULL),
-      "LUKS needs exactly one of passphrase= or keyfile=" },
+    { p->passphrase && p->keyfile,
+      "LUKS takes one of passphrase= or keyfile=, not both" },
+    /* Tokens unlock the keyslots they name; cryptsetup open applies
+     * --key-slot to the passphrase alone (src/cryptsetup.c, 2.6.1). */
+    { p->key_slot >= 0 && !p->passphrase && !p->keyfile,
+      "key-slot needs passphrase= or keyfile= (a token unlocks the "
+      "keyslots it names)" },
+    { p->token_type && p->token_type[0] == '\0',
+      "token-type: empty (give a type such as clevis or systemd-tpm2)" },
     { (p->keyfile_offset || p->keyfile_size) && !p->keyfile,
       "keyfile-offset and keyfile-size need keyfile=" },
   };

@@ -17,6 +17,13 @@
   " (default:\n" \
   "                    all).\n" \
   "key-slot=<N>        Try only this LUKS keyslot.\n" \
+  "token-id=<N>        LUKS: try only this token (LUKS1: Clevis's\n" \
+  "                    luksmeta slot) first (cryptsetup --token-id).\n" \
+  "token-type=<TYPE>   LUKS: try only tokens of this type first, e.g.\n" \
+  "                    clevis, systemd-tpm2 (cryptsetup --token-type).\n" \
+  "token-only=<BOOL>   LUKS: tokens only, no passphrase fallback\n" \
+  "                    (cryptsetup --token-only).  Without passphrase=\n" \
+  "                    or keyfile=, a LUKS volume's tokens are tried.\n" \
   "header=<FILENAME>   Detached LUKS header.\n" \
   "type=luks|luks1|luks2|plain|fvault2|tcrypt|bitlk|loopaes|integrity\n" \
   "                    Volume type (default: plain with table= or\n" \
@@ -101,7 +108,8 @@ const char dmcrypt_filter_config_help[] =
 
 const char *const dmcrypt_param_names[] = {
   "file", "passphrase", "keyfile", "key-file", "keyfile-offset",
-  "keyfile-size", "key-slot", "header", "type", "table", "cipher", "key",
+  "keyfile-size", "key-slot", "token-id", "token-type", "token-only",
+  "header", "type", "table", "cipher", "key",
   "key-size", "hash", "offset", "iv-offset", "sector-size",
   "allow-discards", "same-cpu-crypt", "submit-from-crypt-cpus",
   "no-read-workqueue", "no-write-workqueue", "iv-large-sectors",

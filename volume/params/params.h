@@ -62,6 +62,12 @@ struct dmcrypt_params
   uint64_t keyfile_offset;       /* bytes */
   uint64_t keyfile_size;         /* bytes, 0 = to EOF */
   int key_slot;                  /* -1 = any */
+  /* LUKS tokens, as cryptsetup open's --token-id, --token-type and
+   * --token-only: tried first when one of them is given or when there
+   * is no passphrase= or keyfile=. */
+  int token_id;                  /* -1 = any */
+  char *token_type;              /* NULL = any */
+  bool token_only;               /* no passphrase fallback */
   char *table;                   /* secmem copy of the table= line */
   char *cipher;
   uint8_t *key;                  /* secmem */
