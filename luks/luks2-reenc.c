@@ -263,6 +263,14 @@ luks2_reenc_unlock (struct crypt_device *cd,
       nbdkit_error ("%s: %s", c.path, why);
     return r;
   }
+  /* cryptsetup unlocks both volume keys from one passphrase
+   * (LUKS2_keyslot_open_all_segments); a token's keyslot holds one. */
+  if ((p->passphrase == NULL && p->keyfile == NULL) || p->token_only) {
+    nbdkit_error ("%s: a LUKS2 volume in the middle of re-encryption "
+                  "opens with passphrase= or keyfile= (both volume keys "
+                  "from one secret); its tokens are not tried", c.path);
+    return -1;
+  }
   if ((c.root = json_tokener_parse (c.json)) == NULL
       || luks_read_secret (cd, p, &c.secret, &c.secret_bytes,
                            &to_free) == -1)

@@ -134,3 +134,14 @@ reenc_json_reencrypt_keyslot (json_object *root, json_object **ks)
   }
   return -1;
 }
+
+const char *
+reenc_json_shown (const char *s)
+{
+  const char *c;
+
+  for (c = s; *c; c++)
+    if (*c < 0x20 || *c > 0x7e)
+      return "(not printable)";
+  return s;
+}

@@ -10,6 +10,9 @@
 
 /* OBJ.KEY as a string, or NULL. */
 const char *reenc_json_str (json_object *obj, const char *key);
+/* S itself when it is printable ASCII, so that a message quoting it
+ * stays one line; else "(not printable)". */
+const char *reenc_json_shown (const char *s);
 /* OBJ.KEY as a decimal string of an unsigned 64-bit number, as LUKS2
  * stores offsets and sizes.  Returns 0, or -1. */
 int reenc_json_u64 (json_object *obj, const char *key, uint64_t *out);

@@ -59,7 +59,7 @@ check_requirements (json_object *root, struct reenc_layout *l, char *why,
                    "finish it with cryptsetup reencrypt --resume-only");
     else
       return FAIL ("LUKS2 header has unknown requirements (%s): not "
-                   "supported", name ? name : "?");
+                   "supported", name ? reenc_json_shown (name) : "?");
   }
   return l->version != 0;
 }
@@ -77,6 +77,7 @@ read_crypt (json_object *js, unsigned n, struct json_seg *s, char *why,
   s->cipher = reenc_json_str (js, "encryption");
   if (s->cipher == NULL || *s->cipher == '\0'
       || strlen (s->cipher) >= REENC_CIPHER_MAX
+      || reenc_json_shown (s->cipher) != s->cipher
       || reenc_json_u64 (js, "iv_tweak", &s->iv_tweak) == -1)
     return FAIL ("LUKS2 segment %u has no valid cipher or IV tweak", n);
   s->sector_size = SECTOR_BYTES;
@@ -104,7 +105,7 @@ read_segment (json_object *root, json_object *js, unsigned n,
   if (type == NULL || (strcmp (type, "crypt") != 0
                        && strcmp (type, "linear") != 0))
     return FAIL ("LUKS2 segment %u type \"%s\" is not supported", n,
-                 type ? type : "");
+                 type ? reenc_json_shown (type) : "");
   s->linear = strcmp (type, "linear") == 0;
   size = reenc_json_str (js, "size");
   s->dynamic = size && strcmp (size, "dynamic") == 0;
@@ -138,9 +139,9 @@ read_segments (json_object *root, json_object *segments,
     (void) key;
     if (reenc_json_has_flag (val, "in-reencryption"))
       return FAIL ("LUKS2 re-encryption was interrupted by a crash: its "
-                   "hot zone needs recovery; run 'cryptsetup repair' on "
-                   "it (or open it once with cryptsetup) where the "
-                   "kernel is");
+                   "hot zone needs recovery, which writes; run "
+                   "'cryptsetup repair' on it first (no device-mapper "
+                   "needed: an image file will do)");
   }
   for (n = 0; n < total; n++) {
     js = reenc_json_segment (segments, n);

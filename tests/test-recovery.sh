@@ -27,7 +27,8 @@ A LUKS partition inside a whole-disk image
 A BitLocker USB disk
 A VeraCrypt or TrueCrypt container
 A Clevis-bound image in CI
-Keyslots: which are in use, which one opened"
+Keyslots: which are in use, which one opened
+Finishing an interrupted re-encryption"
 while read -r heading; do
   grep -qxF "$heading" <<< "$checked" && continue
   fail "$doc has a section this test does not check: $heading"
@@ -119,6 +120,38 @@ if nbdkit -r -U - "$plugin" disk.img passphrase=+spare.txt key-slot=0 \
 fi
 grep -q 'keyslot 0 did not accept the passphrase' "$tmp/err" \
   || fail "error: $(cat "$tmp/err")"
+# Finishing an interrupted re-encryption (the page shows, does not run,
+# it: where a re-encryption stops depends on the machine's speed, which
+# tests/test-reencrypt.sh deals with, and with its crash): a copy of
+# disk.img at the state `reencrypt --init-only` leaves, which every
+# interruption starts from, read as the page says, then finished as it
+# says; the refusal it quotes is the plugin's.
+cp --sparse=always disk.img "$tmp/half.img"
+cryptsetup reencrypt --init-only --batch-mode --force-offline-reencrypt \
+  --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-slot 0 \
+  --key-file pw.txt -c aes-xts-plain64 --sector-size 4096 "$tmp/half.img" \
+  || fail "cryptsetup reencrypt --init-only"
+cryptsetup luksDump "$tmp/half.img" | grep -q online-reencrypt \
+  || fail "half.img is not in re-encryption"
+read_half ()  # read_half OUT: the copy's plaintext, -r
+{
+  nbdkit -r -U - "$plugin" "$tmp/half.img" passphrase=+pw.txt \
+    --run "nbdcopy \"\$uri\" $1" 2>"$tmp/err" \
+    || fail "half.img: $(cat "$tmp/err")"
+}
+read_half "$tmp/half.plain"
+expect_same "disk.img in re-encryption, read" fixed.img "$tmp/half.plain"
+cryptsetup reencrypt --resume-only --batch-mode --force-offline-reencrypt \
+  --key-file pw.txt "$tmp/half.img" || fail "cryptsetup reencrypt --resume-only"
+read_half "$tmp/half.done"
+expect_same "disk.img re-encrypted, read" fixed.img "$tmp/half.done"
+quoted=$(tr '\n' ' ' < "$topdir/$doc" \
+  | sed -n "s/.*refuses the volume with \`\([^\`]*\) \.\.\.\`.*/\1/p")
+[ -n "$quoted" ] || fail "$doc quotes no refusal"
+grep -aqF "${quoted#re-encryption }" "$plugin" \
+  || fail "the refusal $doc quotes is not the plugin's: $quoted"
+rm -f "$tmp"/half.*
+
 # ---- A BitLocker USB disk: cryptsetup's images stand in for usb.img ----
 mkdir "$tmp/bitlk" && cd "$tmp/bitlk" || fail "cd $tmp/bitlk"
 unpack_cryptsetup_images bitlk-images.tar.xz

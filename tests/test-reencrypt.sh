@@ -173,6 +173,8 @@ interrupt INT in_reencryption saved.img r.img -- -c aes-xts-plain64 \
   -s 512 --sector-size 4096
 expect_refused "wrong passphrase mid-way" "no keyslot opened" r.img \
   passphrase=+"$tmp/wrong"
+expect_refused "no secret mid-way" "passphrase= or keyfile=.*tokens are not tried" \
+  r.img
 crash_ok=0
 for try in 1 2 3; do
   if interrupt KILL crashed saved.img c.img -- -c aes-xts-plain64 -s 512 \
