@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../crypto/secmem.h"
 #include "proto.h"
 
@@ -104,15 +105,6 @@ ctl_send (int fd, struct ctl_message *m)
   return 0;
 }
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Offset just past the empty line that ends a message in BUF[0..LEN),
  * searching from FROM; 0 if there is none yet. */
 static size_t
@@ -132,7 +124,7 @@ static int
 wait_readable (int fd, long long deadline)
 {
   struct pollfd pfd = { .fd = fd, .events = POLLIN };
-  long long left = deadline - now_ms ();
+  long long left = deadline - monotonic_ms ();
   int r;
 
   if (left <= 0) {
@@ -148,7 +140,7 @@ wait_readable (int fd, long long deadline)
 int
 ctl_recv (int fd, struct ctl_message *m, int timeout_ms)
 {
-  long long deadline = now_ms () + timeout_ms;
+  long long deadline = monotonic_ms () + timeout_ms;
   size_t end = 0;
   ssize_t r;
 

@@ -23,8 +23,7 @@ run (struct engine *e, enum dm_io_op op, void *buf, uint32_t count,
  * bio at the end of each target it finds (dm_table_find_target,
  * max_io_len): a zero segment reads as zeros and drops writes, as
  * dm-zero does; a crypt piece goes to the engine where the shared table
- * holds it. */
-/* A re-encryption's segments name their own table
+ * holds it.  A re-encryption's segments name their own table
  * (LUKS2_assembly_multisegment_dmd, cryptsetup 2.6.1): a piece goes to
  * that table's engine, a linear one to the keyless cipher_null
  * engine. */

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "helper.h"
 
 extern char **environ;
@@ -79,15 +80,6 @@ start (const char *const argv[], struct child *c, char *err,
   return 0;
 }
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Appends what FD has to BUF (CAP bytes, *N used); a full BUF keeps
  * only its last half, the line that matters being the last. */
 static int
@@ -140,7 +132,7 @@ pump (struct child *c, struct io *io, long long deadline)
 {
   struct pollfd fds[3] = { { c->in, POLLOUT, 0 }, { c->out, POLLIN, 0 },
                            { c->errfd, POLLIN, 0 } };
-  long long left = deadline - now_ms ();
+  long long left = deadline - monotonic_ms ();
   ssize_t r;
 
   if (io->sent == io->input_bytes)
@@ -185,7 +177,7 @@ reap (pid_t pid, long long deadline, int *status, bool *timed_out)
 
   while ((w = waitpid (pid, status, WNOHANG)) == 0)
     {
-      if (now_ms () >= deadline && !*timed_out)
+      if (monotonic_ms () >= deadline && !*timed_out)
         {
           *timed_out = true;
           kill (-pid, SIGKILL);
@@ -205,7 +197,7 @@ luks_spawn (const char *const argv[], const char *input, size_t input_bytes,
   struct child c = { -1, -1, -1, -1 };
   struct io io = { .input = input, .input_bytes = input_bytes,
                    .out = out, .out_cap = out_cap };
-  long long deadline = now_ms () + LUKS_SPAWN_TIMEOUT_MS;
+  long long deadline = monotonic_ms () + LUKS_SPAWN_TIMEOUT_MS;
   bool timed_out = false;
   int status;
 

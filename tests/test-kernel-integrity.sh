@@ -41,14 +41,7 @@ requires_oracle
 requires_cmd nbdkit
 "$PY" -c 'import nbd' 2>/dev/null \
   || skip "$PY lacks libnbd's module (python3-libnbd)"
-if [ -n "${KEEP:-}" ]; then
-  tmp=$(realpath -m "$KEEP"); rm -rf "$tmp"; mkdir -p "$tmp"
-  export DMCRYPT_RUNTIME_DIR=$tmp/registry
-  mkdir -m 0700 "$DMCRYPT_RUNTIME_DIR"
-else
-  scratch
-fi
-cd "$tmp" || fail "cd $tmp"
+kernel_scratch
 kernel_setup
 blocks="$PY $srcdir/nbd-blocks.py"
 

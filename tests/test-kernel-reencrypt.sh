@@ -32,14 +32,7 @@ plugin_built_or_fail
 ctl="$topdir/tools/dmcryptctl"
 [ -x "$ctl" ] || fail "$ctl is not built: run make first"
 requires_cmd cryptsetup nbdkit nbdcopy
-if [ -n "${KEEP:-}" ]; then
-  tmp=$(realpath -m "$KEEP"); rm -rf "$tmp"; mkdir -p "$tmp"
-  export DMCRYPT_RUNTIME_DIR=$tmp/registry
-  mkdir -m 0700 "$DMCRYPT_RUNTIME_DIR"
-else
-  scratch
-fi
-cd "$tmp" || fail "cd $tmp"
+kernel_scratch
 kernel_setup
 
 pw=reencrypt-kernel-passphrase

@@ -278,6 +278,21 @@ kernel_accel ()
   fi
 }
 
+# The scratch directory, or KEEP=DIR (emptied first) when the images
+# and the boots' files are to be kept, with dmcrypt's registry in it;
+# then cd there.
+kernel_scratch ()
+{
+  if [ -n "${KEEP:-}" ]; then
+    tmp=$(realpath -m "$KEEP"); rm -rf "$tmp"; mkdir -p "$tmp"
+    export DMCRYPT_RUNTIME_DIR=$tmp/registry
+    mkdir -m 0700 "$DMCRYPT_RUNTIME_DIR"
+  else
+    scratch
+  fi
+  cd "$tmp" || fail "cd $tmp"
+}
+
 kernel_setup ()
 {
   requires_cmd qemu-system-x86_64
