@@ -73,7 +73,7 @@ dm_reload (struct dm_mapping *m, const struct dm_reload *r,
   if (m->segments.count > 0) {
     dm_fail (err, EOPNOTSUPP, "reload: a mapping of %u segments "
              "(%s) cannot be reloaded", m->segments.count,
-             m->second.engine ? "LUKS2 in re-encryption" : "BitLocker");
+             m->reencrypt ? "LUKS2 in re-encryption" : "BitLocker");
     return -1;
   }
   /* Its sectors are sealed with tags by a dm-integrity device below,

@@ -53,6 +53,8 @@ struct dm_mapping
   struct dm_live live;
   struct dm_inactive inactive;
   struct segment_list segments;    /* count 0: the live table alone */
+  bool reencrypt;                  /* segments of a LUKS2 re-encryption:
+                                      a second table or a linear part */
   /* A second table of the segments' (dm_set_segment_tables): the other
    * volume key of a re-encryption, with its own cipher and engine; its
    * engine NULL when the live table is the only one. */

@@ -112,10 +112,17 @@ dm_set_segment_tables (struct dm_mapping *m, const struct segment_list *l,
 {
   const struct crypt_table *tables[SEGMENT_TABLES_MAX] = {
     &m->live.table, second };
+  bool linear = false;
   char why[200];
+  unsigned i;
 
-  if ((second ? segment_list_check_tables (l, tables, 2, device_bytes, why,
-                                           sizeof why)
+  /* A re-encryption's list may be linear parts alone (an encryption
+   * that has not started); BitLocker's never has one. */
+  for (i = 0; i < l->count && i < SEGMENT_MAX; i++)
+    linear |= l->seg[i].type == SEGMENT_LINEAR;
+  if ((second || linear
+       ? segment_list_check_tables (l, tables, second ? 2 : 1,
+                                    device_bytes, why, sizeof why)
        : segment_list_check (l, &m->live.table, device_bytes, why,
                              sizeof why)) == -1) {
     dm_fail (err, EINVAL, "bad segment list: %s", why);
@@ -136,6 +143,7 @@ dm_set_segment_tables (struct dm_mapping *m, const struct segment_list *l,
       atomic_store (&m->gate.sector_size, m->second.table.sector_size);
   }
   m->segments = *l;
+  m->reencrypt = second != NULL || linear;
   return 0;
 }
 

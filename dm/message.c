@@ -125,10 +125,11 @@ dm_message (struct dm_mapping *m, uint64_t sector, const char *text,
   for (w = strtok_r (copy, " \t", &save); w && argc < MAX_WORDS;
        w = strtok_r (NULL, " \t", &save))
     words[argc++] = w;
-  /* Two keys and two engines: one message cannot say which. */
-  if (m->second.engine) {
+  /* Two keys and two engines, or a keyless linear part: one message
+   * cannot say which key or engine it means. */
+  if (m->reencrypt) {
     dm_fail (err, EOPNOTSUPP, "messages are not supported on a mapping "
-             "of two tables (LUKS2 in re-encryption)");
+             "of a LUKS2 re-encryption's segments");
     r = -1;
   }
   else if (argc >= 2 && strcasecmp (words[0], "key") == 0)

@@ -113,6 +113,39 @@ filter_config_key (struct dmcrypt_params *p, nbdkit_next_config *next,
   return defer (key, value);
 }
 
+/* PATH (malloc'd, or NULL) made absolute in place. */
+static int
+make_absolute (char **path)
+{
+  char *abs;
+
+  if (*path == NULL)
+    return 0;
+  if ((abs = nbdkit_absolute_path (*path)) == NULL)
+    return -1;
+  free (*path);
+  *path = abs;
+  return 0;
+}
+
+/* The filter opens its volume after nbdkit forks and leaves the working
+ * directory (.after_fork): the files it reads then are named absolutely
+ * now, as the plugin's file= is. */
+static int
+paths_absolute (struct dmcrypt_params *p)
+{
+  size_t i;
+
+  for (i = 0; i < p->keyfiles_count; i++)
+    if (make_absolute (&p->keyfiles[i]) == -1)
+      return -1;
+  if (p->keyfiles_count)
+    p->keyfile = p->keyfiles[0];
+  return make_absolute (&p->header) == -1
+    || make_absolute (&p->integrity_key_file) == -1
+    || make_absolute (&p->trace) == -1 ? -1 : 0;
+}
+
 int
 filter_config_apply (struct dmcrypt_params *p)
 {
@@ -132,7 +165,7 @@ filter_config_apply (struct dmcrypt_params *p)
   }
   deferred = NULL;
   deferred_tail = &deferred;
-  return r;
+  return r == 0 ? paths_absolute (p) : r;
 }
 
 void

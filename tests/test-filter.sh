@@ -219,6 +219,19 @@ timeout 60 nbdkit -U - --filter="$filter" file l2.img passphrase=wrong-pw \
 grep -q "no keyslot matched" r.log || { cat r.log; fail "--run: no reason"; }
 [ "$(grep -c '^nbdkit: .*error' r.log)" -eq 1 ] || { cat r.log; fail "--run: not one error"; }
 
+echo "relative header= and keyfile= in the background"
+# nbdkit leaves the working directory when it forks, and the filter
+# opens its volume after: the names given must still be found.
+cryptsetup luksHeaderBackup l2.img --header-backup-file l2.hdr \
+  || fail "luksHeaderBackup"
+nbdkit -U "$tmp/h.sock" -P "$tmp/h.pid" --filter="$filter" file l2.img \
+  header=l2.hdr keyfile=pw readonly=true </dev/null || fail "nbdkit -P"
+cleanup_fn "kill \$(cat '$tmp/h.pid') 2>/dev/null"
+for (( i = 0; i < 100; i++ )); do [ -S "$tmp/h.sock" ] && break; sleep 0.1; done
+expect_equal "the size through a relative detached header" $((48 << 20)) \
+  "$(nbdinfo --size "nbd+unix:///?socket=$tmp/h.sock" 2>&1)"
+kill "$(cat "$tmp/h.pid")"
+
 echo "the control socket in filter mode"
 nbdkit -U "$tmp/v.sock" -P "$tmp/v.pid" --filter="$filter" file l2.img \
   passphrase=+pw name=filtered readonly=true || fail "control volume"

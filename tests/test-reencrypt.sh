@@ -22,9 +22,19 @@ IMG_BYTES=$((160 * 1024 * 1024))
 KDF=(--pbkdf pbkdf2 --pbkdf-force-iterations 1000)
 printf %s "reenc-pw" > pw
 
+# Both the old and the new kind of segment in use (that of
+# backup-previous and that of backup-final): stopped between the first
+# hot zone and the last.
 in_reencryption ()
 {
-  cryptsetup luksDump "$@" 2>/dev/null | grep -q 'online-reencrypt'
+  cryptsetup luksDump --dump-json-metadata "$@" 2>/dev/null | "$PY" -c '
+import json, sys
+segs = list(json.load(sys.stdin)["segments"].values())
+kind = lambda s: (s["type"], s.get("encryption"))
+prev = [kind(s) for s in segs if "backup-previous" in s.get("flags", [])]
+fin = [kind(s) for s in segs if "backup-final" in s.get("flags", [])]
+used = [kind(s) for s in segs if not s.get("flags")]
+sys.exit(0 if prev and fin and prev[0] in used and fin[0] in used else 1)'
 }
 crashed ()
 {

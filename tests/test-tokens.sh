@@ -201,3 +201,11 @@ else
   fi
   unset TPM2TOOLS_TCTI
 fi
+
+# What no device here can show: libcryptsetup's systemd plugins find a
+# TPM only under /sys/class/tpmrm (swtpm on a socket does not count),
+# FIDO2 keys and smart cards only on USB; their success is not tried.
+[ -e /dev/tpmrm0 ] \
+  || echo "SKIP (systemd-tpm2 unlocking): no TPM device (/dev/tpmrm0)"
+echo "SKIP (systemd-fido2, systemd-pkcs11 unlocking): no security key" \
+     "or smart card here"

@@ -593,6 +593,51 @@ test_two_tables (void)
   lb->ops->close (lb);
 }
 
+/* An encryption not yet started (or a data shift's first step): linear
+ * parts alone over the one keyless table, the device's halves swapped;
+ * no message, no reload. */
+static void
+test_linear_alone (void)
+{
+  struct backend *b = mem_open (MIB);
+  struct segment_list l = { .count = 2, .seg = {
+      { SEGMENT_LINEAR, 0, 1024, 1024, 0, 0 },
+      { SEGMENT_LINEAR, 1024, 1024, 0, 0, 0 } } };
+  struct dm_err err = { 0 };
+  struct dm_mapping *m;
+  uint8_t *data = malloc (MIB), *back = malloc (MIB);
+  char line[256], *lines;
+  size_t i;
+
+  REQUIRE (data && back, "malloc");
+  snprintf (line, sizeof line, "0 %d crypt cipher_null-ecb - 0 " DEVICE
+            " 0", SECTORS);
+  m = make (b, line, false);
+  REQUIRE (dm_set_segment_tables (m, &l, NULL, MIB, &err) == 0,
+           "linear alone: %s", err.msg);
+  CHECK (!dm_has_second_table (m));
+  for (i = 0; i < MIB; i++)
+    data[i] = (uint8_t) (i * 7 + i / 512);
+  CHECK (request (m, DM_IO_WRITE, data, MIB, 0) == 0);
+  CHECK (memcmp (mem_of (b)->data + MIB / 2, data, MIB / 2) == 0
+         && memcmp (mem_of (b)->data, data + MIB / 2, MIB / 2) == 0);
+  CHECK (request (m, DM_IO_READ, back, MIB, 0) == 0
+         && memcmp (back, data, MIB) == 0);
+  lines = dm_format_table (m, false, true);
+  REQUIRE (lines != NULL, "format");
+  CHECK (strcmp (lines, "0 1024 linear " DEVICE " 1024\n1024 1024 linear "
+                 DEVICE " 0") == 0);
+  crypt_table_free_line (lines);
+  CHECK (dm_message (m, 0, "key wipe", &err) == -1
+         && err.errnum == EOPNOTSUPP);
+  CHECK (dm_reload (m, &(struct dm_reload) { .line = LINE (KEY_A, "") },
+                    &err) == -1 && err.errnum == EOPNOTSUPP);
+  free (data);
+  free (back);
+  dm_free (m);
+  b->ops->close (b);
+}
+
 int
 main (void)
 {
@@ -602,6 +647,7 @@ main (void)
   test_forced ();
   test_segments ();
   test_two_tables ();
+  test_linear_alone ();
   if (failures)
     fprintf (stderr, "%d check(s) failed\n", failures);
   else
