@@ -74,7 +74,8 @@ recipe_nbdfuse ()
   nbdfuse "$mnt" --unix "$sock" 2>"$tmp/nbdfuse.log" &
   fuse_pid=$!
   fuse_wait_ready $fuse_pid "$mnt/nbd" || fail "$kind: nbdfuse did not mount"
-  timeout 120 mkfs.ext4 -q "$mnt/nbd" \
+  # The root directory the user's (root's otherwise), to write into it.
+  timeout 120 mkfs.ext4 -q -E root_owner "$mnt/nbd" \
     || fail "$kind: mkfs.ext4 through nbdfuse"
   fuse2fs -f "$mnt/nbd" "$fs" 2>"$tmp/fuse2fs.log" &
   f2_pid=$!
