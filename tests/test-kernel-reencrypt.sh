@@ -245,21 +245,25 @@ for c in "${cases[@]}"; do
   # C: writes across the first boundary, at the start and at the end.
   size=$(cat "$name.dm-size")
   boundary=$(( $(g boot1.out "$name" mid-table | awk 'NR == 2 { print $1 }') * 512 ))
-  [ "$boundary" -gt $mib ] || boundary=$((size / 2))
+  # The 1 MiB window inside the volume, across the boundary wherever the
+  # interruption left it.
+  at=$((boundary - mib / 2))
+  (( at > size - mib )) && at=$((size - mib))
+  (( at < 0 )) && at=0
   random_file "$name.w1" $mib; random_file "$name.w2" 4096
   random_file "$name.w3" 4096
   serve "$name" 'nbdcopy "$uri" '"$name.before"' &&
     '"$PY"' -c "
 import nbd, sys
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
-for f, off in ((\"'"$name.w1"'\", '"$((boundary - mib / 2))"'),
+for f, off in ((\"'"$name.w1"'\", '"$at"'),
                (\"'"$name.w2"'\", 0), (\"'"$name.w3"'\", '"$((size - 4096))"')):
     h.pwrite(open(f, \"rb\").read(), off)
 h.flush(); h.shutdown()" "$uri" && nbdcopy "$uri" '"$name.after"'' \
     2> "$name.err" || why="C: dmcrypt: $(grep -m1 -i error "$name.err")"
   if [ -z "$why" ]; then
     cp "$name.before" "$name.expect"
-    dd if="$name.w1" of="$name.expect" bs=512 seek=$(( (boundary - mib / 2) / 512 )) \
+    dd if="$name.w1" of="$name.expect" bs=512 seek=$((at / 512)) \
       conv=notrunc status=none
     dd if="$name.w2" of="$name.expect" conv=notrunc status=none
     dd if="$name.w3" of="$name.expect" bs=512 seek=$(( (size - 4096) / 512 )) \
