@@ -129,8 +129,10 @@ grep -q 'keyslot 0 did not accept the passphrase' "$tmp/err" \
 # interruption starts from, read as the page says, then finished as it
 # says; the refusal it quotes is the plugin's.
 cp --sparse=always disk.img "$tmp/half.img"
-cryptsetup reencrypt --init-only --batch-mode --force-offline-reencrypt \
-  --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-slot 0 \
+# --disable-locks: cryptsetup's lock directory is root's.
+cryptsetup reencrypt --init-only --batch-mode --disable-locks \
+  --force-offline-reencrypt --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+  --key-slot 0 \
   --key-file pw.txt -c aes-xts-plain64 --sector-size 4096 "$tmp/half.img" \
   || fail "cryptsetup reencrypt --init-only"
 cryptsetup luksDump "$tmp/half.img" | grep -q online-reencrypt \
@@ -143,8 +145,9 @@ read_half ()  # read_half OUT: the copy's plaintext, -r
 }
 read_half "$tmp/half.plain"
 expect_same "disk.img in re-encryption, read" fixed.img "$tmp/half.plain"
-cryptsetup reencrypt --resume-only --batch-mode --force-offline-reencrypt \
-  --key-file pw.txt "$tmp/half.img" || fail "cryptsetup reencrypt --resume-only"
+cryptsetup reencrypt --resume-only --batch-mode --disable-locks \
+  --force-offline-reencrypt --key-file pw.txt "$tmp/half.img" \
+  || fail "cryptsetup reencrypt --resume-only"
 read_half "$tmp/half.done"
 expect_same "disk.img re-encrypted, read" fixed.img "$tmp/half.done"
 quoted=$(tr '\n' ' ' < "$topdir/$doc" \

@@ -60,7 +60,7 @@ interrupt ()
     [ ${#hdr[@]} -eq 0 ] || rm -f "${hdr[1]}"
     [ ! -e "$saved.hdr" ] || cp "$saved.hdr" "${hdr[1]}"
     timeout -s "$sig" "$delay" cryptsetup reencrypt --batch-mode \
-      --force-offline-reencrypt "${KDF[@]}" --hotzone-size 64k \
+      --disable-locks --force-offline-reencrypt "${KDF[@]}" --hotzone-size 64k \
       --key-file pw "${hdr[@]}" "${args[@]}" "$img" >/dev/null 2>&1
     if "$state" "${hdr[@]:1}" "$img"; then
       echo "  interrupted after ${delay}s ($sig)"
@@ -146,7 +146,8 @@ finish ()
 {
   local name=$1 img=$2 expect=$3 hdr=(); shift 3
   [ "${1:-}" = --header ] && { hdr=(--header "$2"); shift 2; }
-  cryptsetup reencrypt --batch-mode --resume-only --force-offline-reencrypt \
+  cryptsetup reencrypt --batch-mode --disable-locks --resume-only \
+    --force-offline-reencrypt \
     --key-file pw "${hdr[@]}" "$img" >resume.log 2>&1 \
     || { cat resume.log; fail "$name: cryptsetup reencrypt --resume-only"; }
 }
@@ -188,7 +189,8 @@ interrupt INT in_reencryption saved.img r.img -- -c aes-xts-plain64 \
   -s 512 --sector-size 4096
 expect_refused "wrong passphrase mid-way" "no keyslot opened" r.img \
   passphrase=+"$tmp/wrong"
-expect_refused "no secret mid-way" "passphrase= or keyfile=.*tokens are not tried" \
+expect_refused "no secret mid-way" \
+  "passphrase= or keyfile=.*tokens are not tried" \
   r.img
 crash_ok=0
 for try in 1 2 3; do
